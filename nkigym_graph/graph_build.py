@@ -1,0 +1,33 @@
+"""Building the frozen ``networkx.DiGraph`` of a snapshot in bulk.
+
+``DiGraph.add_edges_from`` costs several microseconds per edge (it copies and merges
+an attribute dict for each); a snapshot is built once from edges known to be unique,
+so it fills the graph's documented dict-of-dicts structure (``_node``, ``_succ`` /
+``_adj``, ``_pred``; see the "Subclasses (Advanced)" notes of ``networkx.DiGraph``)
+directly, then freezes it. The result is an ordinary ``DiGraph``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import networkx as nx
+
+
+def frozen_digraph(
+    node_attrs: Sequence[dict[str, Any]],
+    edges: Iterable[tuple[int, int, dict[str, Any]]],
+) -> nx.DiGraph:
+    """A frozen DiGraph with nodes ``0..n-1`` and the given (unique) edges."""
+    graph = nx.DiGraph()
+    n = len(node_attrs)
+    graph._node.update(zip(range(n), node_attrs, strict=True))
+    succ: dict[int, dict[int, dict[str, Any]]] = {i: {} for i in range(n)}
+    pred: dict[int, dict[int, dict[str, Any]]] = {i: {} for i in range(n)}
+    for u, v, attrs in edges:
+        succ[u][v] = attrs
+        pred[v][u] = attrs
+    graph._succ.update(succ)
+    graph._pred.update(pred)
+    return nx.freeze(graph)

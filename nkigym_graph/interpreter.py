@@ -1,0 +1,95 @@
+"""Running a program in numpy: the numeric ground truth every transform is checked against.
+
+Intermediates are computed in float64 (or ``dtype=``); outputs take the dtype their
+``nkigym.ndarray`` declares unless ``dtype=`` overrides it. Outputs start as zeros.
+
+>>> import numpy as np
+>>> from nkigym_graph import parse_program
+>>> p = parse_program('''
+... def f(a, b):
+...     output = nkigym.ndarray((128, 128), dtype=np.float64)
+...     tensor_0 = a[0:128, 0:128]
+...     tensor_1 = b[0:128, 0:128]
+...     tensor_2 = nkigym.nc_matmul(tensor_0, tensor_1)
+...     output[0:128, 0:128] = tensor_2
+...     return output
+... ''')
+>>> a, b = np.eye(128), np.full((128, 128), 2.0)
+>>> float(interpret(p, a=a, b=b).sum())
+32768.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from nkigym_graph.errors import NkigymError
+from nkigym_graph.program import Program
+from nkigym_graph.slices import Slices
+from nkigym_graph.variables import INTERMEDIATE
+
+
+def _index(slices: Slices, cache: dict[Slices, tuple[slice, ...]]) -> tuple[slice, ...]:
+    idx = cache.get(slices)
+    if idx is None:
+        idx = cache[slices] = tuple(slice(start, stop) for start, stop in slices)
+    return idx
+
+
+def run(
+    program: Program, arrays: Mapping[str, Any], dtype: npt.DTypeLike | None = None
+) -> dict[str, np.ndarray]:
+    """Execute ``program`` and return every variable's final value."""
+    compute = np.dtype(dtype) if dtype is not None else np.dtype(np.float64)
+    env: dict[str, np.ndarray] = {}
+    for param in program.params:
+        if param.name not in arrays:
+            raise NkigymError(f"interpret: missing input {param.name!r} (shape {param.shape})")
+        value = np.asarray(arrays[param.name])
+        if value.shape != tuple(param.shape):
+            raise NkigymError(
+                f"interpret: input {param.name!r} has shape {value.shape}, expected {param.shape}"
+            )
+        env[param.name] = value.astype(compute, copy=False)
+    unexpected = set(arrays) - {p.name for p in program.params}
+    if unexpected:
+        raise NkigymError(f"interpret: unexpected input(s) {sorted(unexpected)}")
+    for out in program.outputs:
+        env[out.name] = np.zeros(out.shape, dtype=compute if dtype is not None else out.dtype)
+    variables = program.variables
+    cache: dict[Slices, tuple[slice, ...]] = {}
+    for stmt in program.statements:
+        op = stmt.op
+        attrs = stmt.attr_map
+        var, slices = stmt.dst
+        if op.name == "alloc":
+            env[var] = np.zeros(variables[var].shape, dtype=compute if dtype is not None else attrs["dtype"])
+            continue
+        inputs = [env[v][_index(s, cache)] for v, s in (stmt.operands[p] for p in op.read_positions)]
+        result = op.compute(inputs, attrs)
+        target = env.get(var)
+        if target is None:
+            info = variables[var]
+            target = env[var] = np.zeros(
+                info.shape, dtype=compute if info.kind == INTERMEDIATE else info.dtype
+            )
+        region = target[_index(slices, cache)]
+        if stmt.accumulate:
+            region += result
+        else:
+            region[...] = result
+    return env
+
+
+def interpret(program: Program, dtype: npt.DTypeLike | None = None, **arrays: Any) -> Any:
+    """Run ``program`` on ``arrays`` (by parameter name) and return what it returns
+    (one array, or a tuple). A fragment returns a dict of the tensors it writes."""
+    env = run(program, arrays, dtype)
+    if program.fragment:
+        return {k: v for k, v in env.items() if k not in {p.name for p in program.params}}
+    values = tuple(env[name] for name in program.returns)
+    return values[0] if len(values) == 1 else values

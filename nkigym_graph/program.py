@@ -1,0 +1,390 @@
+"""The program: an immutable, verified DAG snapshot.
+
+A ``Program`` holds its name, parameters (HBM inputs), statements in program order,
+the returned variables and the target. Building one classifies the variables, derives
+the dependency edges, verifies every rule of ``nkigym_graph.verify`` and freezes a
+``networkx.DiGraph`` whose nodes are statement positions carrying the frozen
+``Statement`` (attribute ``stmt``) and whose edges carry the data ``uses``
+(variable, operand position, slices) and ``order`` (variables ordering two writes, or
+a read and a later write). Nothing about a snapshot can change; transforms build new
+snapshots with ``replace``.
+
+>>> from nkigym_graph import parse_program
+>>> p = parse_program('''
+... def f(a):
+...     output = nkigym.ndarray((128, 128), dtype=np.float32)
+...     tensor_0 = a[0:128, 0:128]
+...     tensor_1 = nkigym.activation(tensor_0, op="exp")
+...     output[0:128, 0:128] = tensor_1
+...     return output
+... ''')
+>>> len(p), p.statements_of("load"), p.consumers_of("tensor_0")
+(4, (1,), ((2, 0),))
+"""
+
+from __future__ import annotations
+
+import gc
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from types import MappingProxyType
+from typing import Any
+
+import networkx as nx
+
+from nkigym_graph.canonical_hash import node_keys, program_key
+from nkigym_graph.dependencies import Use, build_dependencies
+from nkigym_graph.graph_build import frozen_digraph
+from nkigym_graph.indexes import ProgramIndex
+from nkigym_graph.statement import Statement
+from nkigym_graph.targets import TRN2, Target, get_target
+from nkigym_graph.variables import Param, Variable, build_variables
+from nkigym_graph.verify import check_dependencies, check_returns, check_statements
+
+
+class Program:
+    """An immutable, verified tiled program (see the module docstring)."""
+
+    __slots__ = (
+        "_data_in",
+        "_graph",
+        "_hash",
+        "_index",
+        "_keys",
+        "_order_in",
+        "explicit_slices",
+        "fragment",
+        "name",
+        "outputs",
+        "params",
+        "returns",
+        "statements",
+        "target",
+        "variables",
+    )
+
+    name: str
+    params: tuple[Param, ...]
+    statements: tuple[Statement, ...]
+    returns: tuple[str, ...]
+    target: Target
+    outputs: tuple[Param, ...]
+    """HBM outputs written without an ``alloc`` (fragments only)."""
+    fragment: bool
+    """A bare statement list (no ``def``/``return`` when printed)."""
+    explicit_slices: bool
+    """Printing style: slice whole on-chip tiles explicitly (``t[0:128, 0:128]``)."""
+    variables: Mapping[str, Variable]
+    _graph: nx.DiGraph
+    _data_in: list[list[tuple[int, int]]]
+    _order_in: list[list[int]]
+    _index: ProgramIndex | None
+    _keys: tuple[str, ...] | None
+    _hash: str | None
+
+    def __init__(
+        self,
+        name: str,
+        params: Iterable[Param],
+        statements: Iterable[Statement],
+        returns: Iterable[str] | str,
+        *,
+        target: Target | str = TRN2,
+        outputs: Iterable[Param] = (),
+        fragment: bool = False,
+        explicit_slices: bool = False,
+    ) -> None:
+        with _collector_paused():
+            self._build(name, params, statements, returns, target, outputs, fragment, explicit_slices)
+
+    def _build(
+        self,
+        name: str,
+        params: Iterable[Param],
+        statements: Iterable[Statement],
+        returns: Iterable[str] | str,
+        target: Target | str,
+        outputs: Iterable[Param],
+        fragment: bool,
+        explicit_slices: bool,
+    ) -> None:
+        put = object.__setattr__
+        stmts = tuple(statements)
+        put(self, "name", name)
+        put(self, "params", tuple(Param(*p) for p in params))
+        put(self, "statements", stmts)
+        put(self, "returns", (returns,) if isinstance(returns, str) else tuple(returns))
+        put(self, "target", get_target(target))
+        put(self, "outputs", tuple(Param(*p) for p in outputs))
+        put(self, "fragment", fragment)
+        put(self, "explicit_slices", explicit_slices)
+        for slot in ("_index", "_keys", "_hash"):
+            put(self, slot, None)
+        put(self, "variables", MappingProxyType({}))
+
+        write_counts: dict[str, int] = {}
+        variables = build_variables(self.params, self.outputs, stmts, self.describe, write_counts)
+        put(self, "variables", MappingProxyType(variables))
+        check_statements(stmts, variables, self.target, self.describe)
+        deps = build_dependencies(stmts, write_counts)
+        check_dependencies(stmts, variables, deps, self.describe)
+        check_returns(self.returns, variables, set(write_counts))
+
+        n = len(stmts)
+        data_in: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        order_in: list[list[int]] = [[] for _ in range(n)]
+        edges: dict[tuple[int, int], dict[str, Any]] = {}
+        for (src, dst), uses in deps.data.items():
+            data_in[dst].extend((src, use.position) for use in uses)
+            edges[(src, dst)] = {"uses": tuple(uses), "order": ()}
+        for (src, dst), order_vars in deps.order.items():
+            order_in[dst].append(src)
+            attrs = edges.get((src, dst))
+            if attrs is None:
+                edges[(src, dst)] = {"uses": (), "order": tuple(sorted(order_vars))}
+            else:
+                attrs["order"] = tuple(sorted(order_vars))
+        graph = frozen_digraph([{"stmt": stmt} for stmt in stmts], ((u, v, a) for (u, v), a in edges.items()))
+        put(self, "_graph", graph)
+        put(self, "_data_in", data_in)
+        put(self, "_order_in", order_in)
+
+    # -- immutability -----------------------------------------------------------------
+    def __setattr__(self, key: str, value: object) -> None:
+        raise AttributeError(f"Program is immutable: cannot set {key!r}; use replace()")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError(f"Program is immutable: cannot delete {key!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _rebuild,
+            (
+                self.name,
+                self.params,
+                self.statements,
+                self.returns,
+                self.target.name,
+                self.outputs,
+                self.fragment,
+                self.explicit_slices,
+            ),
+        )
+
+    def replace(self, **changes: Any) -> Program:
+        """A new verified snapshot with some fields changed (``statements=...`` usually)."""
+        fields: dict[str, Any] = {
+            "name": self.name,
+            "params": self.params,
+            "statements": self.statements,
+            "returns": self.returns,
+            "target": self.target,
+            "outputs": self.outputs,
+            "fragment": self.fragment,
+            "explicit_slices": self.explicit_slices,
+        }
+        unknown = set(changes) - set(fields)
+        if unknown:
+            raise TypeError(f"Program has no field(s) {sorted(unknown)}")
+        fields.update(changes)
+        return Program(
+            fields.pop("name"),
+            fields.pop("params"),
+            fields.pop("statements"),
+            fields.pop("returns"),
+            **fields,
+        )
+
+    # -- identity ---------------------------------------------------------------------
+    @property
+    def node_keys(self) -> tuple[str, ...]:
+        """Merkle key of each statement (see ``nkigym_graph.canonical_hash``)."""
+        if self._keys is None:
+            keys = node_keys(self.statements, self.variables, self._data_in, self._order_in)
+            object.__setattr__(self, "_keys", tuple(keys))
+        assert self._keys is not None
+        return self._keys
+
+    @property
+    def canonical_hash(self) -> str:
+        """Hex digest, equal for programs equal up to intermediate names and the order
+        of independent statements."""
+        if self._hash is None:
+            key = program_key(
+                self.target,
+                self.params,
+                self.outputs,
+                self.returns,
+                self.variables,
+                self.node_keys,
+                self.writers_of,
+            )
+            object.__setattr__(self, "_hash", key)
+        assert self._hash is not None
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        """Canonical equality: same hash (names of intermediates and independent order aside)."""
+        if not isinstance(other, Program):
+            return NotImplemented
+        return self is other or self.canonical_hash == other.canonical_hash
+
+    def __hash__(self) -> int:
+        return hash(self.canonical_hash)
+
+    # -- text -------------------------------------------------------------------------
+    def to_source(self) -> str:
+        """The program in the seeds' tiled-program text format."""
+        from nkigym_graph.text.printer import format_program
+
+        return format_program(self)
+
+    def __str__(self) -> str:
+        return self.to_source()
+
+    def __repr__(self) -> str:
+        return (
+            f"<Program {self.name} ({len(self.statements)} statements, "
+            f"{self.target.name}) {self.canonical_hash[:12]}>"
+        )
+
+    def describe(self, node: int) -> str:
+        """The text line of statement ``node`` (used in error messages)."""
+        from nkigym_graph.text.printer import format_statement
+
+        try:
+            return format_statement(self, node)
+        except (IndexError, KeyError, TypeError):  # too malformed for its own syntax
+            stmt = self.statements[node]
+            return f"{stmt.op.name}({', '.join(str(o) for o in stmt.operands)})"
+
+    # -- graph and queries ------------------------------------------------------------
+    @property
+    def graph(self) -> nx.DiGraph:
+        """The frozen dependency DAG (nodes: statement positions)."""
+        return self._graph
+
+    @property
+    def index(self) -> ProgramIndex:
+        """Lookups built once on first use."""
+        if self._index is None:
+            object.__setattr__(self, "_index", ProgramIndex.build(self.statements))
+        assert self._index is not None
+        return self._index
+
+    def __len__(self) -> int:
+        return len(self.statements)
+
+    def __getitem__(self, node: int) -> Statement:
+        return self.statements[node]
+
+    def statements_of(self, op_name: str) -> tuple[int, ...]:
+        """Nodes whose op is ``op_name``, in program order."""
+        return self.index.by_op.get(op_name, ())
+
+    def loads_of(self, source: str) -> tuple[int, ...]:
+        """Load nodes reading parameter ``source``."""
+        return self.index.loads_by_source.get(source, ())
+
+    def consumers_of(self, var: str) -> tuple[tuple[int, int], ...]:
+        """``(node, operand position)`` of every read of ``var``."""
+        return self.index.consumers.get(var, ())
+
+    def writers_of(self, var: str) -> tuple[int, ...]:
+        """Nodes writing ``var``, in program order."""
+        return self.index.writers.get(var, ())
+
+    def definition_of(self, var: str) -> int | None:
+        """The node that allocates or first writes ``var``."""
+        info = self.variables.get(var)
+        return None if info is None else info.defined_by
+
+    def producers(self, node: int) -> tuple[tuple[int, int], ...]:
+        """``(source node, operand position)`` of the data ``node`` reads."""
+        return tuple(self._data_in[node])
+
+    def uses(self, src: int, dst: int) -> tuple[Use, ...]:
+        """The data ``dst`` reads from ``src`` (empty for a pure ordering edge)."""
+        data = self._graph.get_edge_data(src, dst)
+        return () if data is None else data["uses"]
+
+    def predecessors(self, node: int) -> list[int]:
+        """All nodes with an edge into ``node``."""
+        return list(self._graph.predecessors(node))
+
+    def successors(self, node: int) -> list[int]:
+        """All nodes with an edge from ``node``."""
+        return list(self._graph.successors(node))
+
+    def reaches(self, a: int, b: int) -> bool:
+        """Whether a path of dependencies leads from ``a`` to ``b``.
+
+        Edges point forward in statement order, so the search never looks past ``b``.
+        """
+        if a == b:
+            return True
+        lo, hi = min(a, b), max(a, b)
+        if lo != a:
+            return False
+        succ = self._graph.succ
+        seen = {a}
+        queue = deque([a])
+        while queue:
+            for nxt in succ[queue.popleft()]:
+                if nxt == b:
+                    return True
+                if nxt < hi and nxt not in seen:
+                    seen.add(nxt)
+                    queue.append(nxt)
+        return False
+
+    def parameter(self, name: str) -> Param:
+        """The parameter called ``name``."""
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    @property
+    def output_dtype(self) -> str:
+        """dtype of the (first) returned tensor, float64 when the program does not say."""
+        if not self.returns:
+            return "float64"
+        info = self.variables[self.returns[0]]
+        return info.dtype or "float64"
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a snapshot allocates its many small
+    (acyclic) tuples and dicts; otherwise collection passes take ~40% of a large build."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _rebuild(
+    name: str,
+    params: Sequence[Param],
+    statements: Sequence[Statement],
+    returns: Sequence[str],
+    target: str,
+    outputs: Sequence[Param],
+    fragment: bool,
+    explicit_slices: bool,
+) -> Program:
+    return Program(
+        name,
+        params,
+        statements,
+        returns,
+        target=target,
+        outputs=outputs,
+        fragment=fragment,
+        explicit_slices=explicit_slices,
+    )

@@ -1,0 +1,119 @@
+"""The canonical hash: invariant under renaming and independent reordering, sensitive
+to every semantic change."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import random_topological_order, tiled_programs
+from support import seed_text
+
+from nkigym_graph import Operand, Program, VerificationError, parse_program
+from nkigym_graph.statement import make_attrs
+from nkigym_graph.variables import INTERMEDIATE
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _renamed(program: Program, seed: int) -> Program:
+    names = [v for v, info in program.variables.items() if info.kind == INTERMEDIATE]
+    fresh = [f"v{i}" for i in range(len(names))]
+    random.Random(seed).shuffle(fresh)
+    mapping = dict(zip(names, fresh, strict=True))
+    return program.replace(statements=[s.renamed(mapping) for s in program.statements])
+
+
+@SETTINGS
+@given(tiled_programs(), st.integers(0, 2**32))
+def test_hash_is_invariant_under_renaming_intermediates(program: Program, seed: int) -> None:
+    renamed = _renamed(program, seed)
+    assert renamed.to_source() != program.to_source()
+    assert renamed.canonical_hash == program.canonical_hash
+
+
+@SETTINGS
+@given(tiled_programs(), st.integers(0, 2**32))
+def test_hash_is_invariant_under_topological_reordering(program: Program, seed: int) -> None:
+    order = random_topological_order(program, seed)
+    reordered = program.replace(statements=[program.statements[i] for i in order])
+    assert reordered.canonical_hash == program.canonical_hash
+
+
+@SETTINGS
+@given(tiled_programs(), st.integers(0, 2**32), st.data())
+def test_any_single_slice_edit_changes_the_hash(program: Program, seed: int, data: st.DataObject) -> None:
+    """Move one load's source region or one store's destination region."""
+    rnd = random.Random(seed)
+    movable = list(program.statements_of("load")) + list(program.statements_of("store"))
+    node = rnd.choice(movable)
+    stmt = program.statements[node]
+    position = 0 if stmt.op.name == "load" else 1
+    var, slices = stmt.operands[position]
+    shape = program.variables[var].shape
+    dim = data.draw(st.integers(0, len(slices) - 1))
+    start, stop = slices[dim]
+    room = [s for s in range(0, shape[dim] - (stop - start) + 1) if s != start]
+    if not room:
+        return
+    new_start = data.draw(st.sampled_from(room))
+    moved = (*slices[:dim], (new_start, new_start + stop - start), *slices[dim + 1 :])
+    statements = list(program.statements)
+    statements[node] = stmt.with_operand(position, Operand(var, moved))
+    try:
+        edited = program.replace(statements=statements)
+    except VerificationError:
+        return  # the edit made an invalid program: nothing to compare
+    assert edited.canonical_hash != program.canonical_hash
+
+
+def test_op_attribute_parameter_and_output_changes_change_the_hash() -> None:
+    text = seed_text("002_program")
+    base = parse_program(text)
+    variants = [
+        parse_program(text, shapes={"a": (128, 128), "b": (128, 512)}),  # parameter shape
+        parse_program(text.replace("(a, b)", "(a, c)").replace("b[", "c[")),  # parameter name
+        parse_program(text.replace("np.float64", "np.float32")),  # output dtype
+        parse_program(text.replace("output", "result")),  # output name
+    ]
+    hashes = {base.canonical_hash, *(v.canonical_hash for v in variants)}
+    assert len(hashes) == 1 + len(variants)
+    tail = 'tensor_6 = nkigym.activation(tensor_5, op="{}")\n    output[0:128, 128:256] = tensor_6'
+    exp = parse_program(text.replace("output[0:128, 128:256] = tensor_5[0:128, 0:128]", tail.format("exp")))
+    tanh = parse_program(text.replace("output[0:128, 128:256] = tensor_5[0:128, 0:128]", tail.format("tanh")))
+    assert exp.canonical_hash != tanh.canonical_hash != base.canonical_hash
+
+
+def test_swapping_matmul_operands_changes_the_hash() -> None:
+    text = seed_text("001_program_before")
+    swapped = text.replace("nc_matmul(tensor_0, tensor_1)", "nc_matmul(tensor_1[0:128, 0:128], tensor_0)")
+    assert parse_program(text).canonical_hash != parse_program(swapped).canonical_hash
+
+
+def test_dependent_statements_keep_their_order_in_the_hash() -> None:
+    """Two stores to the same region in either order are different programs."""
+    text = """
+    def f(a):
+        output = nkigym.ndarray((128, 128), dtype=np.float32)
+        tensor_0 = a[0:128, 0:128]
+        tensor_1 = nkigym.activation(tensor_0, op="exp")
+        output[0:128, 0:128] = tensor_0
+        output[0:128, 0:128] = tensor_1
+        return output
+    """
+    swapped = text.replace(
+        "output[0:128, 0:128] = tensor_0\n        output[0:128, 0:128] = tensor_1",
+        "output[0:128, 0:128] = tensor_1\n        output[0:128, 0:128] = tensor_0",
+    )
+    assert parse_program(text).canonical_hash != parse_program(swapped).canonical_hash
+
+
+@pytest.mark.parametrize("name", ["001_program_before", "002_program"])
+def test_node_keys_are_stable_hex_digests(name: str) -> None:
+    program = parse_program(seed_text(name))
+    assert len(program.node_keys) == len(program)
+    assert all(len(k) == 32 and int(k, 16) >= 0 for k in program.node_keys)
+    assert len(program.canonical_hash) == 40
+    assert make_attrs(b=1, a=2) == (("a", 2), ("b", 1))

@@ -1,0 +1,64 @@
+"""Programs are immutable values with indexes and a query API."""
+
+from __future__ import annotations
+
+import pickle
+
+import networkx as nx
+import pytest
+from support import seed_text
+
+from nkigym_graph import parse_program
+from nkigym_graph.synthetic import tiled_matmul
+
+
+@pytest.fixture
+def program():
+    return parse_program(seed_text("001_program_before"))
+
+
+def test_snapshot_cannot_be_mutated(program) -> None:
+    with pytest.raises(AttributeError, match="immutable"):
+        program.name = "other"
+    with pytest.raises(AttributeError, match="immutable"):
+        del program.statements
+    with pytest.raises(nx.NetworkXError, match=r"[Ff]rozen"):
+        program.graph.add_node(99)
+    with pytest.raises(TypeError):
+        program.variables["x"] = None  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        program.statements[0].op = None  # type: ignore[misc]
+
+
+def test_graph_nodes_carry_statements_and_edges_carry_uses(program) -> None:
+    graph = program.graph
+    assert nx.is_directed_acyclic_graph(graph)
+    assert graph.nodes[3]["stmt"] is program.statements[3]
+    (use,) = graph.edges[1, 3]["uses"]
+    assert (use.var, use.position) == ("tensor_0", 0)
+    assert graph.edges[0, 4]["order"] == ("output",)  # alloc before the store
+
+
+def test_indexes_and_queries(program) -> None:
+    assert program.statements_of("load") == (1, 2, 5, 6)
+    assert program.loads_of("b") == (2, 6)
+    assert program.consumers_of("tensor_1") == ((3, 1),)
+    assert program.writers_of("output") == (0, 4, 8)
+    assert program.definition_of("tensor_5") == 7
+    assert sorted(program.producers(3)) == [(1, 0), (2, 1)]
+    assert program.reaches(1, 4) and not program.reaches(1, 8) and not program.reaches(4, 1)
+
+
+def test_replace_returns_a_new_verified_snapshot(program) -> None:
+    other = program.replace(name="renamed")
+    assert other is not program and other.name == "renamed" and program.name == "tiled_matmul"
+    assert other == program  # canonical equality ignores the name
+    with pytest.raises(TypeError, match="no field"):
+        program.replace(colour="red")
+
+
+def test_programs_pickle_by_value() -> None:
+    program = tiled_matmul(256, 256, 256)
+    again = pickle.loads(pickle.dumps(program))
+    assert again.canonical_hash == program.canonical_hash
+    assert again.statements[3].op is program.statements[3].op

@@ -1,0 +1,140 @@
+"""The seeds' tiled-program text format: parsing, printing, round trips, errors."""
+
+from __future__ import annotations
+
+import pytest
+from support import normalized_lines, seed_names, seed_text
+
+from nkigym_graph import ParseError, parse_fragment, parse_program
+from nkigym_graph.variables import OUTPUT, PARAM
+
+PROGRAMS = [n for n in seed_names() if "program" in n]
+FRAGMENTS = [n for n in seed_names() if "program" not in n]
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_seed_programs_round_trip(name: str) -> None:
+    text = seed_text(name)
+    program = parse_program(text)
+    assert normalized_lines(program.to_source()) == normalized_lines(text)
+    assert str(program) == program.to_source()
+
+
+@pytest.mark.parametrize("name", FRAGMENTS)
+def test_seed_fragments_round_trip(name: str) -> None:
+    text = seed_text(name)
+    fragment = parse_fragment(text)
+    assert fragment.fragment
+    assert normalized_lines(fragment.to_source()) == normalized_lines(text)
+
+
+@pytest.mark.parametrize("name", PROGRAMS + FRAGMENTS)
+def test_reparse_of_printed_text_is_the_same_program(name: str) -> None:
+    parse = parse_program if name in PROGRAMS else parse_fragment
+    program = parse(seed_text(name))
+    again = parse(program.to_source())
+    assert again.canonical_hash == program.canonical_hash
+    assert again.statements == program.statements
+
+
+def test_parameter_shapes_are_inferred_from_the_largest_slice() -> None:
+    program = parse_program(seed_text("002_program"))
+    assert program.parameter("a").shape == (128, 128)
+    assert program.parameter("b").shape == (128, 256)
+    assert program.variables["output"].shape == (256, 256)
+    assert program.variables["output"].dtype == "float64"
+
+
+def test_explicit_shapes_override_inference() -> None:
+    program = parse_program(seed_text("001_program_before"), shapes={"a": (128, 512), "b": (128, 256)})
+    assert program.parameter("a").shape == (128, 512)
+
+
+def test_fragment_inputs_and_outputs_are_classified() -> None:
+    fragment = parse_fragment(seed_text("000_stores_free_before"))
+    assert fragment.variables["tensor_2"].kind == PARAM
+    assert not fragment.variables["tensor_2"].external  # an on-chip input
+    assert fragment.variables["output"].kind == OUTPUT
+    loads = parse_fragment(seed_text("000_loads_free_before"))
+    assert loads.variables["b"].external
+
+
+def test_accumulate_form_parses_and_prints() -> None:
+    text = """
+    def f(a, b):
+        output = nkigym.ndarray((128, 128), dtype=np.float32)
+        tensor_0 = a[0:128, 0:128]
+        tensor_1 = b[0:128, 0:128]
+        tensor_2 = nkigym.nc_matmul(tensor_0, tensor_1)
+        tensor_3 = a[128:256, 0:128]
+        tensor_4 = b[128:256, 0:128]
+        tensor_2[0:128, 0:128] += nkigym.nc_matmul(tensor_3, tensor_4)
+        output[0:128, 0:128] = tensor_2
+        return output
+    """
+    program = parse_program(text)
+    assert program.statements[6].accumulate
+    assert normalized_lines(program.to_source()) == normalized_lines(text)
+
+
+def test_other_ops_print_with_keywords() -> None:
+    text = """
+    def f(a, b):
+        output = nkigym.ndarray((128, 1), dtype=np.float32)
+        tensor_0 = a[0:128, 0:128]
+        tensor_1 = b[0:128, 0:128]
+        tensor_2 = nkigym.tensor_tensor(tensor_0, tensor_1, op="add")
+        tensor_3 = nkigym.activation(tensor_2, op="tanh")
+        tensor_4 = nkigym.tensor_scalar(tensor_3, 0.5, op="multiply")
+        tensor_5 = nkigym.nc_transpose(tensor_4)
+        tensor_6 = nkigym.tensor_reduce(tensor_5, op="max")
+        output[0:128, 0:1] = tensor_6
+        return output
+    """
+    program = parse_program(text)
+    assert normalized_lines(program.to_source()) == normalized_lines(text)
+    assert program.statements[5].attr("scalar") == 0.5
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "line"),
+    [
+        ("def f(a):\n    tensor_0 = a[0:128, 0:128\n    return tensor_0\n", "never closed", 2),
+        (
+            "def f(a):\n    tensor_0 = a[0:128, 0:128]\n    tensor_1 = nkigym.frobnicate(tensor_0)\n"
+            "    return tensor_1\n",
+            "unknown op `frobnicate`",
+            3,
+        ),
+        ("def f(a):\n    tensor_0 = a[0:128:2, 0:128]\n    return tensor_0\n", "start:stop", 2),
+        ("def f(a):\n    tensor_0 = a[0:n, 0:128]\n    return tensor_0\n", "integer literal", 2),
+        (
+            "def f(a):\n    tensor_0 = a[0:128, 0:128]\n    tensor_0 = a[0:128, 0:128]\n"
+            "    return tensor_0\n",
+            "already defined",
+            3,
+        ),
+        ("def f(a):\n    tensor_0 = a[0:128, 0:128]\n", "return", 2),
+        ("def f(a):\n    output[0:128, 0:128] = tensor_9\n    return output\n", "not defined", 2),
+        ("def f(a):\n    import os\n    return a\n", "unsupported statement", 2),
+        (
+            "def f(a):\n    tensor_0 = __import__('os').system('true')\n    return tensor_0\n",
+            "unsupported call",
+            2,
+        ),
+    ],
+)
+def test_bad_text_raises_parse_error_with_position(text: str, message: str, line: int) -> None:
+    with pytest.raises(ParseError, match=message) as info:
+        parse_program(text)
+    assert info.value.line == line
+    assert info.value.column >= 1
+
+
+def test_parser_never_evaluates_the_text(tmp_path) -> None:
+    marker = tmp_path / "marker"
+    call = f"nkigym.activation(open({str(marker)!r}, 'w'), op='exp')"
+    text = f"def f(a):\n    tensor_0 = {call}\n    return tensor_0\n"
+    with pytest.raises(ParseError):
+        parse_program(text)
+    assert not marker.exists()
