@@ -5,7 +5,23 @@ kernels or Tenstorrent Buda netlists.
 The IR is an immutable, verified DAG snapshot (``Program``) on networkx.
 """
 
+from nkigym_graph.plugin_manager import (
+    get_plugin_manager,
+    hookimpl,
+    register_plugin,
+    unregister_plugin,
+)
 from nkigym_graph.canonical_hash import node_keys
+from nkigym_graph.backend import Artifact, Backend, backends, emit, emit_artifact
+from nkigym_graph.buda import (
+    Netlist,
+    NetlistError,
+    NetlistEvaluationError,
+    Violation,
+    check_netlist,
+    evaluate_netlist,
+    load_netlist,
+)
 from nkigym_graph.dot import to_dot, write_dot
 from nkigym_graph.errors import (
     NkigymError,
@@ -15,12 +31,36 @@ from nkigym_graph.errors import (
     TransformError,
     VerificationError,
 )
+from nkigym_graph.driver import analyze, apply, explain, get_transform, saturate, saturate_steps, transforms
+from nkigym_graph import nki_sim
 from nkigym_graph.interpreter import interpret
+from nkigym_graph.nki_sim import NKISimulationError, SimulationReport, Simulator
 from nkigym_graph.ops import Op, get_op
 from nkigym_graph.program import Program
 from nkigym_graph.statement import Operand, Statement
+from nkigym_graph.stitching import (
+    StitchError,
+    StitchMetadata,
+    WeightSlot,
+    WeightSpec,
+    compile_time_args,
+    stitch_weights,
+    unstitch,
+)
+from nkigym_graph.transform import Edit, Match, Transform
 from nkigym_graph.targets import BLACKHOLE, GRAYSKULL, TRN1, TRN2, WORMHOLE_B0, Target, get_target
 from nkigym_graph.text import parse_fragment, parse_program
+from nkigym_graph.tiling import (
+    OpCallError,
+    TracedTensor,
+    activation,
+    nc_matmul,
+    nc_transpose,
+    tensor_reduce,
+    tensor_scalar,
+    tensor_tensor,
+    tile,
+)
 from nkigym_graph.variables import Param, Variable
 
 __version__ = "0.1.0"
@@ -31,25 +71,71 @@ __all__ = [
     "TRN1",
     "TRN2",
     "WORMHOLE_B0",
+    "Artifact",
+    "Backend",
+    "Edit",
+    "Match",
+    "Netlist",
+    "NetlistError",
+    "NetlistEvaluationError",
+    "NKISimulationError",
     "NkigymError",
     "Op",
+    "OpCallError",
     "Operand",
     "Param",
     "ParseError",
     "PluginError",
     "Program",
+    "SimulationReport",
+    "Simulator",
     "Statement",
+    "StitchError",
+    "StitchMetadata",
     "Target",
     "TilingError",
+    "TracedTensor",
+    "Transform",
     "TransformError",
     "Variable",
     "VerificationError",
+    "Violation",
+    "WeightSlot",
+    "WeightSpec",
+    "activation",
+    "analyze",
+    "apply",
+    "backends",
+    "check_netlist",
+    "compile_time_args",
+    "emit",
+    "emit_artifact",
+    "evaluate_netlist",
+    "explain",
     "get_op",
+    "get_plugin_manager",
     "get_target",
+    "get_transform",
+    "hookimpl",
     "interpret",
+    "load_netlist",
+    "nki_sim",
+    "nc_matmul",
+    "nc_transpose",
     "node_keys",
     "parse_fragment",
     "parse_program",
+    "register_plugin",
+    "saturate",
+    "saturate_steps",
+    "stitch_weights",
+    "tensor_reduce",
+    "tensor_scalar",
+    "tensor_tensor",
+    "tile",
     "to_dot",
+    "transforms",
+    "unregister_plugin",
+    "unstitch",
     "write_dot",
 ]

@@ -320,23 +320,24 @@ class Program:
     def reaches(self, a: int, b: int) -> bool:
         """Whether a path of dependencies leads from ``a`` to ``b``.
 
-        Edges point forward in statement order, so the search never looks past ``b``.
+        Edges point forward in statement order, so the search walks back from ``b``
+        through its ancestors and never below ``a``: in a tiled program a statement's
+        ancestors are few, while an early load's descendants can be most of the program.
         """
         if a == b:
             return True
-        lo, hi = min(a, b), max(a, b)
-        if lo != a:
+        if a > b:
             return False
-        succ = self._graph.succ
-        seen = {a}
-        queue = deque([a])
+        pred = self._graph.pred
+        seen = {b}
+        queue = deque([b])
         while queue:
-            for nxt in succ[queue.popleft()]:
-                if nxt == b:
+            for prev in pred[queue.popleft()]:
+                if prev == a:
                     return True
-                if nxt < hi and nxt not in seen:
-                    seen.add(nxt)
-                    queue.append(nxt)
+                if prev > a and prev not in seen:
+                    seen.add(prev)
+                    queue.append(prev)
         return False
 
     def parameter(self, name: str) -> Param:

@@ -1,0 +1,36 @@
+"""Architecture names in netlists and the targets that carry their facts.
+
+``devices.arch`` uses ``grayskull``, ``wormhole`` (the pre-B0 part, checked with the
+Wormhole B0 facts), ``wormhole_b0`` and ``blackhole``; case does not matter.
+"""
+
+from __future__ import annotations
+
+from nkigym_graph.buda.errors import NetlistError
+from nkigym_graph.targets import BLACKHOLE, GRAYSKULL, WORMHOLE_B0, Target
+
+ARCH_TARGETS: dict[str, Target] = {
+    "grayskull": GRAYSKULL,
+    "wormhole": WORMHOLE_B0,
+    "wormhole_b0": WORMHOLE_B0,
+    "blackhole": BLACKHOLE,
+}
+DEFAULT_ARCH = "wormhole_b0"
+"""Architecture checked when neither the caller nor the netlist names one."""
+
+
+def arch_target(arch: str | Target) -> Target:
+    """The Tenstorrent target for an architecture name (or a target passed through)."""
+    if isinstance(arch, Target):
+        if arch.family != "tenstorrent":
+            raise NetlistError(f"target {arch.name} is not a Tenstorrent architecture")
+        return arch
+    key = arch.lower()
+    if key not in ARCH_TARGETS:
+        raise NetlistError(f"unknown architecture '{arch}'; known: {', '.join(ARCH_TARGETS)}")
+    return ARCH_TARGETS[key]
+
+
+def arch_name(arch: str | Target) -> str:
+    """The canonical lower-case name of an architecture."""
+    return arch.name if isinstance(arch, Target) else arch.lower()

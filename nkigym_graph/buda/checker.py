@@ -1,0 +1,95 @@
+"""The NET2HLKS fused-op constraint checker: runs every rule of
+:data:`nkigym_graph.buda.rules.RULES` and returns the violations.
+
+Typical use by a backend that emits netlists::
+
+    violations = check_netlist(netlist_yaml)
+    if violations:
+        raise SomeError("\n".join(str(v) for v in violations))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+
+from nkigym_graph.buda.arch import DEFAULT_ARCH, arch_name, arch_target
+from nkigym_graph.buda.context import Finding, FusedContext, NetlistContext
+from nkigym_graph.buda.model import FusedOp, Op
+from nkigym_graph.buda.netlist import Netlist, NetlistSource, load_netlist
+from nkigym_graph.buda.rules import RULES, Rule, rule_by_id
+from nkigym_graph.buda.violation import Violation
+from nkigym_graph.targets import Target
+
+
+def _location(fused_op: str | None, schedule: int | None, sub_op: str | None, graph_op: str | None) -> str:
+    parts = []
+    if fused_op is not None:
+        parts.append(f"fused op {fused_op}")
+    if schedule is not None:
+        parts.append(f"schedule {schedule}")
+    if sub_op is not None:
+        parts.append(f"sub-op '{sub_op}'")
+    if graph_op is not None and fused_op is not None:
+        parts.append(f"graph op '{graph_op}'")
+    return ", ".join(parts)
+
+
+def _violation(rule: Rule, finding: Finding, fused_op: str | None) -> Violation:
+    fused = finding.fused_op if finding.fused_op is not None else fused_op
+    where = _location(fused, finding.schedule, finding.sub_op, finding.graph_op)
+    message = f"{where}: {finding.text}" if where else finding.text
+    return Violation(rule.id, message, fused, finding.schedule, finding.sub_op, finding.graph_op)
+
+
+def _check_fused(
+    netlist: Netlist, fused: FusedOp, target: Target, arch: str, rules: tuple[Rule, ...]
+) -> Iterable[Violation]:
+    instances: list[Op | None] = list(netlist.instances(fused.id)) or [None]
+    for op in instances:
+        ctx = FusedContext(netlist, fused, op, target, arch)
+        for rule in rules:
+            if rule.scope == "fused":
+                for finding in rule.check(ctx):
+                    yield _violation(rule, finding, fused.id)
+
+
+def _check_arch(netlist: Netlist, arch: str | Target, rules: tuple[Rule, ...]) -> Iterable[Violation]:
+    target, name = arch_target(arch), arch_name(arch)
+    ctx = NetlistContext(netlist, target, name)
+    for rule in rules:
+        if rule.scope == "netlist":
+            for finding in rule.check(ctx):
+                yield _violation(rule, finding, None)
+    for fused in netlist.fused_ops.values():
+        yield from _check_fused(netlist, fused, target, name, rules)
+
+
+def check_netlist(
+    netlist: NetlistSource | Netlist,
+    arch: str | Target | None = None,
+    *,
+    ignore: Collection[str] = (),
+) -> list[Violation]:
+    """Check a netlist against every rule in :data:`RULES`; an empty list means it passes.
+
+    ``netlist`` is YAML text, a file path, a parsed map or a :class:`Netlist`. ``arch``
+    (``grayskull``, ``wormhole``, ``wormhole_b0``, ``blackhole`` or a Tenstorrent
+    :class:`~nkigym_graph.targets.Target`) defaults to every architecture listed in the
+    netlist's ``devices.arch`` (``wormhole_b0`` when none is listed): a netlist that claims
+    several architectures must pass on each. Violations are returned once each, in rule
+    order per architecture. ``ignore`` names rules (ids or aliases) not to run. Raises
+    :class:`NetlistError` if the netlist cannot be read, ``KeyError`` for an unknown rule.
+    """
+    skipped = {rule_by_id(rule_id).id for rule_id in ignore}
+    rules = tuple(rule for rule in RULES if rule.id not in skipped)
+    loaded = load_netlist(netlist)
+    names = loaded.arch_names or (DEFAULT_ARCH,)
+    archs: list[str | Target] = [arch] if arch is not None else list(names)
+    seen: set[Violation] = set()
+    found: list[Violation] = []
+    for each in archs:
+        for violation in _check_arch(loaded, each, rules):
+            if violation not in seen:
+                seen.add(violation)
+                found.append(violation)
+    return found

@@ -1,0 +1,204 @@
+"""Loading a Buda netlist and a thin typed view over it.
+
+>>> nl = load_netlist('''
+... devices: {arch: grayskull}
+... queues:
+...   in0:  {input: HOST, type: queue, entries: 1, grid_size: [1, 1], t: 1,
+...          mblock: [1, 1], ublock: [1, 1], df: Float16, loc: dram, dram: [[0, 0x10000000]]}
+...   out0: {input: op0, type: queue, entries: 1, grid_size: [1, 1], t: 1,
+...          mblock: [1, 1], ublock: [1, 1], df: Float16, loc: dram, dram: [[0, 0x11000000]]}
+... graphs:
+...   g: {op0: {type: exp, grid_size: [1, 1], inputs: [in0], mblock: [1, 1], ublock: [1, 1]}}
+... ''')
+>>> nl.arch_names, nl.op("op0").type, nl.queues["in0"].dram
+(('grayskull',), 'exp', ((0, 268435456),))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nkigym_graph.buda.errors import NetlistError
+from nkigym_graph.buda.fields import Where, require_map
+from nkigym_graph.buda.model import (
+    FusedOp,
+    Op,
+    Queue,
+    SubOp,
+    parse_fused_op,
+    parse_op,
+    parse_queue,
+)
+from nkigym_graph.buda.yaml_loader import DuplicateKey, MarkedDict, parse_yaml
+
+GRAPH_SETTINGS = ("target_device", "input_count")
+"""Keys of a graph map that are settings, not ops."""
+
+NetlistSource = str | Path | Mapping[str, Any]
+
+
+@dataclass(frozen=True, eq=False)
+class Netlist:
+    """A parsed netlist: the raw map (``data``) plus typed views of its sections.
+
+    ``queues`` by name, ``graphs`` as graph name -> op name -> :class:`Op`, ``fused_ops`` by
+    id (always a string: YAML ``0:`` and ``"0":`` are the same fused op), ``programs`` as
+    the raw list. ``duplicates`` lists names defined twice (repeated keys of the ``queues``,
+    ``graphs``, per-graph and ``fused_ops`` maps) as ``(section, DuplicateKey)``; repeated
+    fields inside one queue or op are resolved as the backend does (see
+    :mod:`nkigym_graph.buda.yaml_loader`) and not listed.
+    """
+
+    data: Mapping[str, Any] = field(repr=False)
+    source: str
+    queues: Mapping[str, Queue]
+    graphs: Mapping[str, Mapping[str, Op]]
+    fused_ops: Mapping[str, FusedOp]
+    programs: tuple[Any, ...]
+    duplicates: tuple[tuple[str, DuplicateKey], ...] = ()
+    op_index: Mapping[str, Op] = field(default_factory=dict, repr=False)
+    """Every op by name (the first one when a name is used in two graphs)."""
+
+    @property
+    def devices(self) -> Mapping[str, Any]:
+        value = self.data.get("devices")
+        return value if isinstance(value, Mapping) else {}
+
+    @property
+    def arch_names(self) -> tuple[str, ...]:
+        """The architectures in ``devices.arch`` (a name or a list of names)."""
+        arch = self.devices.get("arch")
+        if arch is None:
+            return ()
+        return tuple(str(a) for a in arch) if isinstance(arch, list) else (str(arch),)
+
+    def ops(self, graph: str) -> Mapping[str, Op]:
+        """The ops of one graph by name."""
+        if graph not in self.graphs:
+            raise NetlistError(f"no graph '{graph}'; graphs: {sorted(self.graphs)}", source=self.source)
+        return self.graphs[graph]
+
+    def all_ops(self) -> Iterator[Op]:
+        """Every op of every graph, in file order."""
+        for ops in self.graphs.values():
+            yield from ops.values()
+
+    def op(self, name: str) -> Op | None:
+        """The op called ``name`` in any graph, or None."""
+        return self.op_index.get(name)
+
+    def fused_op(self, fused_id: Any) -> FusedOp:
+        """The fused op with this id (``0`` and ``"0"`` are the same)."""
+        key = str(fused_id)
+        if key not in self.fused_ops:
+            known = sorted(self.fused_ops)
+            raise NetlistError(f"no fused op with id '{key}'; ids: {known}", source=self.source)
+        return self.fused_ops[key]
+
+    def sub_ops(self, fused_id: Any, schedule: int) -> tuple[SubOp, ...]:
+        """The sub-ops of one schedule of a fused op."""
+        fused = self.fused_op(fused_id)
+        if not 0 <= schedule < len(fused.schedules):
+            raise NetlistError(
+                f"fused op {fused.id} has {len(fused.schedules)} schedules, no schedule {schedule}",
+                source=self.source,
+            )
+        return fused.schedules[schedule]
+
+    def instances(self, fused_id: Any) -> list[Op]:
+        """The graph ops that run the fused op ``fused_id``."""
+        key = str(fused_id)
+        return [op for op in self.all_ops() if op.type == "fused_op" and op.fused_op_id == key]
+
+    def producer(self, name: str) -> Queue | Op | None:
+        """The queue or op called ``name`` (what an op input refers to), or None."""
+        return self.queues.get(name) or self.op(name)
+
+    def output_queues(self) -> list[Queue]:
+        """Queues written by an op (their ``input`` names an op): what a run produces."""
+        return [q for q in self.queues.values() if not q.is_host_input and self.op(q.input)]
+
+    def host_queues(self) -> list[Queue]:
+        """Queues written by the host: what a run needs as inputs."""
+        return [q for q in self.queues.values() if q.is_host_input]
+
+
+def _section(data: Mapping[str, Any], key: str, kind: type, where: Where) -> Any:
+    value = data.get(key)
+    if value is None:
+        return kind()
+    if not isinstance(value, kind):
+        raise where.error(data, key, f"must be a {'map' if kind is dict else 'list'}")
+    return value
+
+
+def _duplicates(section: str, value: Any) -> list[tuple[str, DuplicateKey]]:
+    return [(section, d) for d in value.duplicates] if isinstance(value, MarkedDict) else []
+
+
+def netlist_from_data(data: Any, source: str = "<dict>") -> Netlist:
+    """Build the typed view of an already parsed netlist map."""
+    where = Where("netlist", source)
+    data = require_map(data, where)
+    queues_raw = _section(data, "queues", dict, where)
+    graphs_raw = _section(data, "graphs", dict, where)
+    fused_raw = _section(data, "fused_ops", dict, where)
+    programs_raw = _section(data, "programs", list, where)
+    queues = {str(name): parse_queue(name, spec, where) for name, spec in queues_raw.items()}
+    graphs: dict[str, dict[str, Op]] = {}
+    duplicates = (
+        _duplicates("queues", queues_raw)
+        + _duplicates("graphs", graphs_raw)
+        + _duplicates("fused_ops", fused_raw)
+    )
+    for graph_name, graph_raw in graphs_raw.items():
+        here = where.inner(f"graph '{graph_name}'")
+        graph_raw = require_map(graph_raw, here)
+        duplicates += _duplicates(f"graph {graph_name}", graph_raw)
+        graphs[str(graph_name)] = {
+            str(name): parse_op(name, str(graph_name), spec, here)
+            for name, spec in graph_raw.items()
+            if name not in GRAPH_SETTINGS
+        }
+    fused_ops: dict[str, FusedOp] = {}
+    for fused_id, spec in fused_raw.items():
+        fused_ops[str(fused_id)] = parse_fused_op(fused_id, spec, where)
+    op_index: dict[str, Op] = {}
+    for ops in graphs.values():
+        for name, op in ops.items():
+            op_index.setdefault(name, op)
+    return Netlist(
+        data=data,
+        source=source,
+        queues=queues,
+        graphs=graphs,
+        fused_ops=fused_ops,
+        programs=tuple(programs_raw),
+        duplicates=tuple(duplicates),
+        op_index=op_index,
+    )
+
+
+def _looks_like_path(text: str) -> bool:
+    return "\n" not in text and (text.endswith((".yaml", ".yml")) or Path(text).is_file())
+
+
+def load_netlist(source: NetlistSource | Netlist) -> Netlist:
+    """Load a netlist from YAML text, a file path (``str`` or ``Path``), a parsed map, or
+    pass a :class:`Netlist` through. Bad YAML or a malformed section raises
+    :class:`NetlistError` naming the line."""
+    if isinstance(source, Netlist):
+        return source
+    if isinstance(source, Mapping):
+        return netlist_from_data(source)
+    if isinstance(source, Path) or _looks_like_path(source):
+        path = Path(source)
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise NetlistError(f"cannot read netlist file: {exc.strerror}", source=str(path)) from exc
+        return netlist_from_data(parse_yaml(text, str(path)), str(path))
+    return netlist_from_data(parse_yaml(source), "<string>")

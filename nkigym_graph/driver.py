@@ -1,0 +1,106 @@
+"""Running transforms: one match (``apply``), or batches to a fixpoint (``saturate``).
+
+``saturate`` takes each named transform in turn, applies every non-conflicting match of
+one analysis in a single batch, repeats that transform until it has no match, then
+moves on; it stops when a whole pass over the transforms changes nothing. On failure
+it names the batches that ran before.
+
+>>> from nkigym_graph.synthetic import tiled_matmul
+>>> p = saturate(tiled_matmul(256, 128, 256), ["data_reuse", "operand_merge"])
+>>> len(p.statements_of("nc_matmul"))
+2
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from nkigym_graph.errors import TransformError
+from nkigym_graph.plugin_manager import lookup, notify_rewritten, registered_transforms
+from nkigym_graph.program import Program
+from nkigym_graph.rewrite import apply_edits, select_non_conflicting
+from nkigym_graph.transform import Match, Transform
+
+DEFAULT_PIPELINE = ("data_reuse", "operand_merge", "dead_code")
+
+
+def transforms() -> Mapping[str, Transform]:
+    """Every registered transform (built-in and third-party), by name."""
+    return registered_transforms()
+
+
+def get_transform(name: str | Transform) -> Transform:
+    """A transform by name (or pass an instance through)."""
+    if isinstance(name, str):
+        return lookup("transform", transforms(), name)
+    return name
+
+
+def analyze(program: Program, transform: str | Transform) -> list[Match]:
+    """The matches ``transform`` finds in ``program``."""
+    return get_transform(transform).analyze(program)
+
+
+def apply(program: Program, transform: str | Transform, match: Match) -> Program:
+    """Apply one match; returns a new verified snapshot."""
+    t = get_transform(transform)
+    result = t.rewrite(program, match)
+    if not isinstance(result, Program):
+        raise TransformError(f"transform {t.name!r} returned {type(result).__name__}, not a Program")
+    notify_rewritten(t.name, program, result)
+    return result
+
+
+def explain(program: Program, transform: str | Transform, *nodes: int) -> str:
+    """Why statements ``nodes`` do or do not form a match of ``transform``."""
+    return get_transform(transform).explain(program, *nodes)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One step of saturation: ``count`` matches of ``transform`` applied at once."""
+
+    transform: str
+    count: int
+    statements_after: int
+
+
+def saturate_steps(program: Program, names: Sequence[str | Transform] | None = None) -> Iterator[tuple[Batch, Program]]:
+    """Saturation one batch at a time (see the module docstring)."""
+    chosen = [get_transform(n) for n in (names if names is not None else DEFAULT_PIPELINE)]
+    history: list[Batch] = []
+    progress = True
+    while progress:
+        progress = False
+        for transform in chosen:
+            while True:
+                matches = transform.analyze(program)
+                if not matches:
+                    break
+                batch = select_non_conflicting(matches)
+                try:
+                    result = apply_edits(program, [m.edit for m in batch], transform=transform.name)
+                except TransformError:
+                    if len(batch) == 1:
+                        raise _failure(history, transform.name) from None
+                    batch = batch[:1]  # combined edits interfere: fall back to one at a time
+                    result = apply_edits(program, [batch[0].edit], transform=transform.name)
+                notify_rewritten(transform.name, program, result)
+                program = result
+                step = Batch(transform.name, len(batch), len(program))
+                history.append(step)
+                progress = True
+                yield step, program
+
+
+def _failure(history: list[Batch], name: str) -> TransformError:
+    ran = ", ".join(f"{b.transform} x{b.count}" for b in history[-8:]) or "none"
+    return TransformError(f"saturation failed in {name!r}; batches before it: {ran}")
+
+
+def saturate(program: Program, names: Sequence[str | Transform] | None = None) -> Program:
+    """Apply the transforms (default: data_reuse, operand_merge, dead_code) to a fixpoint."""
+    for _, program in saturate_steps(program, names):
+        pass
+    return program

@@ -1,0 +1,140 @@
+"""Applying edits: one or many non-conflicting edits, one rebuild.
+
+The edited statement list keeps the original order. Where an absorbed statement's
+producers come after its keeper, the keeper must move later: the nodes are then
+re-linearised by a stable topological sort of the contracted DAG (original position
+breaks ties), which only exists when the merge creates no cycle; otherwise the edit
+is refused with the cycle named.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Sequence
+
+from nkigym_graph.errors import TransformError, VerificationError
+from nkigym_graph.program import Program
+from nkigym_graph.statement import Statement
+from nkigym_graph.transform import Edit, Match, Rename
+
+
+def apply_edits(program: Program, edits: Iterable[Edit], transform: str = "edit") -> Program:
+    """A new snapshot with all ``edits`` applied (they must not change the same node)."""
+    replace: dict[int, Statement] = {}
+    absorb: dict[int, int] = {}
+    remove: set[int] = set()
+    renames: dict[str, Rename] = {}
+    changed: set[int] = set()
+    for edit in edits:
+        overlap = edit.changes & changed
+        if overlap:
+            raise TransformError(f"{transform}: edits change the same statements {sorted(overlap)}")
+        twice = [var for var in edit.renames if var in renames]
+        if twice:
+            raise TransformError(f"{transform}: edits rename the same variables {sorted(twice)}")
+        changed |= edit.changes
+        replace.update(edit.replace)
+        absorb.update(edit.absorb)
+        remove |= edit.remove
+        renames.update(edit.renames)
+    if not replace and not absorb and not remove and not renames:
+        return program
+    keeper_of = {node: _final_keeper(node, absorb) for node in absorb}
+    order = _linear_order(program, keeper_of, remove)
+    old = program.statements
+    statements = [
+        replace[node] if node in replace else _renamed(old[node], renames) for node in order
+    ] if renames else [replace.get(node, old[node]) for node in order]
+    try:
+        return program.replace(statements=statements)
+    except VerificationError as err:
+        raise TransformError(f"{transform} produced an invalid program: {err}") from err
+
+
+def _renamed(stmt: Statement, renames: dict[str, Rename]) -> Statement:
+    operands = stmt.operands
+    if not any(o.var in renames for o in operands):
+        return stmt
+    return stmt._replace(
+        operands=tuple(renames[o.var].apply(o) if o.var in renames else o for o in operands)
+    )
+
+
+def _final_keeper(node: int, absorb: dict[int, int]) -> int:
+    seen = {node}
+    while node in absorb:
+        node = absorb[node]
+        if node in seen:
+            raise TransformError(f"absorption cycle through statement {node}")
+        seen.add(node)
+    return node
+
+
+def _linear_order(program: Program, keeper_of: dict[int, int], remove: set[int]) -> list[int]:
+    """Surviving nodes in an order that respects the contracted DAG."""
+    n = len(program.statements)
+    if not keeper_of:
+        return [node for node in range(n) if node not in remove]
+    pred = program.graph.pred
+    needs_move = any(
+        src > keeper and keeper_of.get(src, src) != keeper
+        for node, keeper in keeper_of.items()
+        for src in pred[node]
+    )
+    if not needs_move:
+        return [node for node in range(n) if node not in remove and node not in keeper_of]
+    return _stable_topological(program, keeper_of, remove)
+
+
+def _stable_topological(program: Program, keeper_of: dict[int, int], remove: set[int]) -> list[int]:
+    n = len(program.statements)
+    rep = [keeper_of.get(node, node) for node in range(n)]
+    alive = [node for node in range(n) if node not in remove and node not in keeper_of]
+    indegree = dict.fromkeys(alive, 0)
+    succ: dict[int, set[int]] = {node: set() for node in alive}
+    for u, v in program.graph.edges():
+        ru, rv = rep[u], rep[v]
+        if ru == rv or ru in remove or rv in remove or rv in succ[ru]:
+            continue
+        succ[ru].add(rv)
+        indegree[rv] += 1
+    ready = [node for node, d in indegree.items() if d == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        node = heapq.heappop(ready)
+        order.append(node)
+        for nxt in succ[node]:
+            indegree[nxt] -= 1
+            if indegree[nxt] == 0:
+                heapq.heappush(ready, nxt)
+    if len(order) != len(alive):
+        stuck = sorted(node for node, d in indegree.items() if d > 0)[:6]
+        raise TransformError(f"the merge would create a dependency cycle through statements {stuck}")
+    return order
+
+
+def select_non_conflicting(matches: Sequence[Match]) -> list[Match]:
+    """The matches to apply in one batch: each kept unless it conflicts with a kept one
+    (the rule of ``Match.conflicts_with``, checked against the union of those kept)."""
+    kept: list[Match] = []
+    changed: set[int] = set()
+    read: set[int] = set()
+    renamed: set[str] = set()
+    mentioned: set[str] = set()
+    for match in matches:
+        mine, names = match.changes, match.renamed
+        if (
+            mine & changed
+            or mine & read
+            or match.reads & changed
+            or names & (renamed | mentioned)
+            or renamed & match.mentions
+        ):
+            continue
+        kept.append(match)
+        changed |= mine
+        read |= match.reads
+        renamed |= names
+        mentioned |= match.mentions
+    return kept

@@ -1,0 +1,235 @@
+"""Emission: the statements of the tiled program, one output tile at a time.
+
+The loops over the returned tensor's tiles are outermost (dimension 0, then 1). For
+each output tile the whole computation is emitted on demand, from the output back
+to the parameters: a call asked for a tile of its result asks its inputs for the
+matching tiles (by the op's axis labels), loading each parameter tile it needs (one
+load per operand per tile, no reuse across tiles, as in seed 001's "Before"). A call
+that reduces a dimension loops over that dimension's tiles: the first partial result
+defines the result tile, later ones are combined (``+=`` or a ``tensor_tensor``, see
+``combine``), and whatever consumes the result is emitted once, after the loop. A
+double matmul thus computes, per outer output tile and outer K tile, the inner tile
+with its own K loop and accumulates it into the outer one. Then the tile is stored
+into the output. Intermediates are named ``tensor_0, tensor_1, ...`` in emission order.
+
+A result used twice (``tensor_tensor(x, x)``) is emitted once per loop iteration that
+needs it, never reused across iterations.
+
+Tiles are passed around by index; every slice tuple and parameter operand is built
+once, before the loops, so the loops only name tiles and build statements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator
+from itertools import chain, count, product
+
+from nkigym_graph.errors import TilingError
+from nkigym_graph.ops import ALLOC, LOAD, STORE
+from nkigym_graph.slices import Range, Slices
+from nkigym_graph.statement import Operand, Statement, make_attrs
+from nkigym_graph.tiling.analysis import Dimension, DimensionAnalysis
+from nkigym_graph.tiling.combine import ACCUMULATE, combine_rule
+from nkigym_graph.tiling.trace import Call, TracedTensor
+
+TileFn = Callable[[int, int], Operand]
+"""Emits the statements computing tile ``(i0, i1)`` of a tensor; returns the operand
+that reads that tile whole."""
+
+Table = list[list[Slices]]
+Source = str | Call
+"""A parameter name or a recorded call: what produces a tensor."""
+Key = tuple[Source, int, int]
+
+_new = tuple.__new__
+"""Builds an ``Operand`` / ``Statement`` from a complete field tuple (no defaults to fill)."""
+
+
+def fresh_names(reserved: Collection[str]) -> Iterator[str]:
+    """``tensor_0, tensor_1, ...``, skipping any name in ``reserved``."""
+    batches = ([f"tensor_{i}" for i in range(b, b + 4096)] for b in count(0, 4096))
+    names = chain.from_iterable(batches)
+    return (n for n in names if n not in reserved) if reserved else names
+
+
+def emit_statements(
+    dims: DimensionAnalysis, output_name: str, dtype: str, reserved: Collection[str] = ()
+) -> list[Statement]:
+    """The tiled program's statements: the output allocation, then every output tile."""
+    return _Emitter(dims, fresh_names(reserved)).run(output_name, dtype)
+
+
+class _Emitter:
+    """Builds one tile function per parameter and call, then runs the output loops."""
+
+    def __init__(self, dims: DimensionAnalysis, names: Iterator[str]) -> None:
+        self.dims = dims
+        self.statements: list[Statement] = []
+        self.next_name = names.__next__
+        self.slices: dict[Slices, Slices] = {}
+        """Interned slice tuples: equal slices share one object."""
+        self.memo: dict[Key, Operand] = {}
+        self.scopes: list[list[Key]] = []
+        self.functions: dict[Source, TileFn] = {}
+        uses: dict[Source, int] = {}
+        for call in dims.calls:
+            for tensor in call.inputs:
+                uses[tensor.source] = uses.get(tensor.source, 0) + 1
+        self.shared = {source for source, n in uses.items() if n > 1}
+        """Parameters and calls read more than once: emitted once per loop iteration."""
+        for name in dims.params:
+            self._register(name, self._load_fn(name))
+        for call in dims.calls:
+            self._register(call, self._call_fn(call))
+
+    # -- running ------------------------------------------------------------------------
+    def run(self, output_name: str, dtype: str) -> list[Statement]:
+        """Allocate the output and emit every output tile, dimension 0 outermost."""
+        out = self.dims.output
+        d0, d1 = (self.dims.dimension(axis) for axis in out.axes)
+        shape = ((0, d0.size), (0, d1.size))
+        stmts = self.statements
+        append = stmts.append
+        append(Statement(ALLOC, (Operand(output_name, shape),), make_attrs(dtype=dtype)))
+        root = self._fn(out)
+        regions = _grid(d0, d1, lambda r0, r1: Operand(output_name, self._intern((r0, r1))))
+        scopes = self.scopes
+        for i0, row in enumerate(regions):
+            for i1, region in enumerate(row):
+                scopes.append([])
+                tile = root(i0, i1)
+                append(_new(Statement, (STORE, (tile, region), (), False)))
+                self._close_scope()
+        return stmts
+
+    def _close_scope(self) -> None:
+        memo = self.memo
+        for key in self.scopes.pop():
+            del memo[key]
+
+    # -- tables -------------------------------------------------------------------------
+    def _intern(self, slices: Slices) -> Slices:
+        return self.slices.setdefault(slices, slices)
+
+    def _whole(self, d0: Dimension, d1: Dimension) -> Table:
+        """``table[i0][i1]``: the slices of tile ``(i0, i1)`` read whole (from 0)."""
+        return _grid(d0, d1, lambda r0, r1: self._intern(((0, r0[1] - r0[0]), (0, r1[1] - r1[0]))))
+
+    def _dims_of(self, tensor_axes: tuple[int, ...]) -> tuple[Dimension, Dimension]:
+        d0, d1 = (self.dims.dimension(axis) for axis in tensor_axes)
+        return d0, d1
+
+    # -- tile functions -----------------------------------------------------------------
+    def _fn(self, tensor: TracedTensor) -> TileFn:
+        return self.functions[tensor.source]
+
+    def _register(self, source: Source, fn: TileFn) -> None:
+        self.functions[source] = self._memoized(source, fn) if source in self.shared else fn
+
+    def _memoized(self, source: Source, fn: TileFn) -> TileFn:
+        memo, scopes = self.memo, self.scopes
+
+        def tile(i0: int, i1: int) -> Operand:
+            k = (source, i0, i1)
+            found = memo.get(k)
+            if found is None:
+                found = memo[k] = fn(i0, i1)
+                scopes[-1].append(k)
+            return found
+
+        return tile
+
+    def _load_fn(self, param: str) -> TileFn:
+        d0, d1 = self._dims_of(self.dims.output.trace.params[param].axes)
+        sources = _grid(d0, d1, lambda r0, r1: Operand(param, self._intern((r0, r1))))
+        whole = self._whole(d0, d1)
+        append, next_name = self.statements.append, self.next_name
+
+        def load(i0: int, i1: int) -> Operand:
+            dst = _new(Operand, (next_name(), whole[i0][i1]))
+            append(_new(Statement, (LOAD, (sources[i0][i1], dst), (), False)))
+            return dst
+
+        return load
+
+    def _call_fn(self, call: Call) -> TileFn:
+        """A tile function for ``call``; indexes are its result dims', then reduced dims'."""
+        op, attrs = call.op, call.attrs
+        write = len(op.operand_names) - 1
+        if op.write_positions != (write,) or op.read_positions != tuple(range(write)):
+            raise TilingError(
+                f"{call.describe()}: tiling needs the inputs first and one destination "
+                f"last, {op.name} has operands {op.operand_names}"
+            )
+        index = {label: i for i, label in enumerate(op.axes[write])}
+        reduced: list[int] = []
+        inputs: list[tuple[TileFn, int, int]] = []
+        for labels, tensor in zip(op.axes, call.inputs, strict=False):
+            where = []
+            for label, axis in zip(labels, tensor.axes, strict=True):
+                if label not in index:
+                    index[label] = len(index)
+                    reduced.append(len(self.dims.tiles(axis)))
+                where.append(index[label])
+            inputs.append((self._fn(tensor), where[0], where[1]))
+        whole = self._whole(*self._dims_of(call.out_axes))
+        append, next_name = self.statements.append, self.next_name
+
+        reads = _reader(inputs)
+        if not reduced:
+
+            def compute(i0: int, i1: int) -> Operand:
+                args = reads((i0, i1))
+                dst = _new(Operand, (next_name(), whole[i0][i1]))
+                append(_new(Statement, (op, (*args, dst), attrs, False)))
+                return dst
+
+            return compute
+
+        rule = combine_rule(op, attrs) if any(n > 1 for n in reduced) else ACCUMULATE
+        fold, fold_attrs = rule.op, rule.attrs
+        first, *rest = product(*map(range, reduced))
+        scopes, close = self.scopes, self._close_scope
+        scoped = bool(self.shared)
+
+        def reduce(i0: int, i1: int) -> Operand:
+            if scoped:
+                scopes.append([])
+            slices = whole[i0][i1]
+            args = reads((i0, i1, *first))
+            acc = _new(Operand, (next_name(), slices))
+            append(_new(Statement, (op, (*args, acc), attrs, False)))
+            for chunk in rest:
+                if scoped:
+                    close()
+                    scopes.append([])
+                args = reads((i0, i1, *chunk))
+                if fold is None:
+                    append(_new(Statement, (op, (*args, acc), attrs, True)))
+                    continue
+                part = _new(Operand, (next_name(), slices))
+                append(_new(Statement, (op, (*args, part), attrs, False)))
+                folded = _new(Operand, (next_name(), slices))
+                append(_new(Statement, (fold, (acc, part, folded), fold_attrs, False)))
+                acc = folded
+            if scoped:
+                close()
+            return acc
+
+        return reduce
+
+
+def _reader(inputs: list[tuple[TileFn, int, int]]) -> Callable[[tuple[int, ...]], tuple[Operand, ...]]:
+    """``reads(idx)``: emit every input's tile (its dims picked from ``idx``), in order."""
+    if len(inputs) == 1:
+        ((fa, a0, a1),) = inputs
+        return lambda idx: (fa(idx[a0], idx[a1]),)
+    if len(inputs) == 2:
+        (fa, a0, a1), (fb, b0, b1) = inputs
+        return lambda idx: (fa(idx[a0], idx[a1]), fb(idx[b0], idx[b1]))
+    return lambda idx: tuple([fn(idx[a], idx[b]) for fn, a, b in inputs])
+
+
+def _grid(d0: Dimension, d1: Dimension, make: Callable[[Range, Range], object]) -> list[list]:
+    """``grid[i0][i1] = make(tile i0 of d0, tile i1 of d1)``."""
+    return [[make(r0, r1) for r1 in d1.tiles] for r0 in d0.tiles]

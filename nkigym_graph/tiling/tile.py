@@ -1,0 +1,164 @@
+"""``tile``: from a user's tensor function and its parameter shapes to a verified Program.
+
+The function is traced once on symbolic tensors (its source is never read), its
+dimensions are analysed (``analysis``) and the tiled statements are emitted
+(``emit``); the Program is built, and so verified, once.
+
+>>> from nkigym_graph.tiling.frontend import nc_matmul
+>>> def tiled_matmul(a, b):
+...     return nc_matmul(a, b)
+>>> p = tile(tiled_matmul, {"a": (128, 128), "b": (128, 256)})
+>>> len(p), p.statements_of("store")
+(9, (4, 8))
+"""
+
+from __future__ import annotations
+
+import inspect
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from nkigym_graph.errors import TilingError
+from nkigym_graph.program import Program
+from nkigym_graph.statement import Statement
+from nkigym_graph.targets import TRN2, Target, get_target
+from nkigym_graph.tiling.analysis import DimensionAnalysis, analyze
+from nkigym_graph.tiling.emit import emit_statements
+from nkigym_graph.tiling.trace import Trace, TracedTensor
+from nkigym_graph.variables import Param
+
+Shapes = Mapping[str, Sequence[int]] | Sequence[Sequence[int]]
+"""Parameter shapes by name, or in parameter order."""
+
+_FRESH = "tensor_"
+
+
+class TiledParts(NamedTuple):
+    """Everything ``Program(...)`` needs, plus the dimension analysis behind it."""
+
+    name: str
+    params: tuple[Param, ...]
+    statements: list[Statement]
+    returns: str
+    target: Target
+    dimensions: DimensionAnalysis
+
+    def build(self) -> Program:
+        """The verified Program."""
+        return Program(self.name, self.params, self.statements, self.returns, target=self.target)
+
+
+def tile(
+    func: Callable[..., Any],
+    shapes: Shapes,
+    dtype: npt.DTypeLike = np.float32,
+    target: Target | str = TRN2,
+) -> Program:
+    """Tile ``func`` for parameters of ``shapes`` on ``target``; the output has ``dtype``."""
+    return tile_parts(func, shapes, dtype, target).build()
+
+
+def tile_parts(
+    func: Callable[..., Any],
+    shapes: Shapes,
+    dtype: npt.DTypeLike = np.float32,
+    target: Target | str = TRN2,
+) -> TiledParts:
+    """``tile`` without building the Program (for timing the two apart)."""
+    resolved = get_target(target)
+    dtype_name = np.dtype(dtype).name
+    name = getattr(func, "__name__", "")
+    name = name if name.isidentifier() else "tiled"
+    names = _parameter_names(func, name)
+    param_shapes = _shapes(shapes, names, name)
+    trace = Trace()
+    tensors = [trace.param(p, param_shapes[p]) for p in names]
+    result = func(*tensors)
+    output = _returned(result, trace, name)
+    dims = analyze(trace, output, resolved)
+    unused = [p for p in names if p not in dims.params]
+    if unused:
+        raise TilingError(
+            f"{name}: parameter(s) {', '.join(map(repr, unused))} not used by the returned tensor"
+        )
+    output_name = _output_name(names)
+    reserved = {p for p in names if p.startswith(_FRESH)}
+    statements = emit_statements(dims, output_name, dtype_name, reserved)
+    params = tuple(Param(p, param_shapes[p], dtype_name) for p in names)
+    return TiledParts(name, params, statements, output_name, resolved, dims)
+
+
+def _parameter_names(func: Callable[..., Any], name: str) -> list[str]:
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError) as err:
+        raise TilingError(f"cannot read the parameters of {func!r}: {err}") from None
+    names = []
+    for p in signature.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY):
+            raise TilingError(
+                f"{name}: parameter {p} is not supported; every tensor must be a positional parameter"
+            )
+        names.append(p.name)
+    if not names:
+        raise TilingError(f"{name}: the function takes no tensor parameters")
+    return names
+
+
+def _shapes(shapes: Shapes, names: list[str], name: str) -> dict[str, tuple[int, ...]]:
+    if isinstance(shapes, Mapping):
+        unknown = [k for k in shapes if k not in names]
+        if unknown:
+            raise TilingError(
+                f"{name}: shapes given for unknown parameter(s) {', '.join(map(repr, unknown))}; "
+                f"the parameters are {', '.join(names)}"
+            )
+        missing = [p for p in names if p not in shapes]
+        if missing:
+            raise TilingError(f"{name}: missing shape for parameter(s) {', '.join(map(repr, missing))}")
+        given = {p: shapes[p] for p in names}
+    else:
+        listed = list(shapes)
+        if len(listed) != len(names):
+            raise TilingError(
+                f"{name}: {len(listed)} shapes given for {len(names)} parameters ({', '.join(names)})"
+            )
+        given = dict(zip(names, listed, strict=True))
+    return {p: _shape(p, shape) for p, shape in given.items()}
+
+
+def _shape(param: str, shape: Sequence[int]) -> tuple[int, ...]:
+    try:
+        dims = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TilingError(f"parameter {param!r}: shape {shape!r} is not a tuple of integers") from None
+    if len(dims) != 2:
+        raise TilingError(
+            f"parameter {param!r}: shape {dims} has rank {len(dims)}; only 2-D tensors can be tiled"
+        )
+    if any(n <= 0 for n in dims):
+        raise TilingError(f"parameter {param!r}: shape {dims} must have positive sizes")
+    return dims
+
+
+def _returned(result: object, trace: Trace, name: str) -> TracedTensor:
+    if isinstance(result, TracedTensor) and result.trace is trace:
+        return result
+    if result is None:
+        problem = "returned None (missing `return`?)"
+    elif isinstance(result, TracedTensor):
+        problem = "returned a tensor traced for another function"
+    else:
+        problem = f"returned a value of type {type(result).__name__}"
+    raise TilingError(f"{name}: {problem}; it must return one tensor computed from its parameters")
+
+
+def _output_name(params: list[str]) -> str:
+    name, i = "output", 0
+    while name in params:
+        name, i = f"output_{i}", i + 1
+    return name

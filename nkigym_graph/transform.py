@@ -1,0 +1,160 @@
+"""The transform protocol.
+
+A transform has a ``name``, ``analyze(program) -> list[Match]`` and
+``rewrite(program, match) -> Program``. A ``Match`` is a small frozen record: the
+statements it ``changes`` (replaced or removed), those whose data it relies on
+unchanged (``reads``), and the ``Edit`` that performs it. Subclasses of ``Transform``
+only write ``analyze`` (building each match's edit against the analysed program);
+``rewrite`` applies the edit and returns a new verified snapshot. Because every match
+states what it touches, the driver can apply many non-conflicting matches of one
+analysis at once (``nkigym_graph.rewrite.apply_edits``) with a single rebuild.
+
+Overlap policy: two matches conflict when one changes a statement the other changes
+or reads; a batch keeps the first of conflicting matches (analysis order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from nkigym_graph.errors import TransformError
+from nkigym_graph.statement import Operand, Statement
+
+if TYPE_CHECKING:
+    from nkigym_graph.program import Program
+
+
+class Rename(NamedTuple):
+    """Read variable ``var`` instead, shifted by ``offset`` along dimension ``dim``."""
+
+    var: str
+    dim: int = 0
+    offset: int = 0
+
+    def apply(self, operand: Operand) -> Operand:
+        """``operand`` renamed (and shifted)."""
+        if not self.offset:
+            return Operand(self.var, operand.slices)
+        slices = operand.slices
+        start, stop = slices[self.dim]
+        moved = (start + self.offset, stop + self.offset)
+        return Operand(self.var, (*slices[: self.dim], moved, *slices[self.dim + 1 :]))
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Statement-level changes to one program.
+
+    ``replace[node]`` is the node's new statement; ``absorb[node] = keeper`` removes
+    ``node``, whose work now happens in ``keeper`` (its dependencies move there);
+    ``remove`` drops nodes outright (dead code); ``renames[var]`` redirects every
+    other statement's use of ``var`` (statements this edit replaces are left as given).
+    """
+
+    replace: Mapping[int, Statement] = field(default_factory=dict)
+    absorb: Mapping[int, int] = field(default_factory=dict)
+    remove: frozenset[int] = frozenset()
+    renames: Mapping[str, Rename] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "replace", MappingProxyType(dict(self.replace)))
+        object.__setattr__(self, "absorb", MappingProxyType(dict(self.absorb)))
+        object.__setattr__(self, "remove", frozenset(self.remove))
+        object.__setattr__(self, "renames", MappingProxyType(dict(self.renames)))
+
+    @property
+    def changes(self) -> frozenset[int]:
+        """Every node whose statement this edit replaces or deletes."""
+        return frozenset(self.replace) | frozenset(self.absorb) | self.remove
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                tuple(sorted(self.replace.items())),
+                tuple(sorted(self.absorb.items())),
+                self.remove,
+                tuple(sorted(self.renames.items())),
+            )
+        )
+
+
+@dataclass(frozen=True)
+class Match:
+    """One rewrite opportunity found by ``transform`` in the program it analysed.
+
+    ``nodes`` are the statements the match is about (e.g. the pair being merged), for
+    display and for ``explain``; ``detail`` is a short human-readable description.
+    """
+
+    transform: str
+    nodes: tuple[int, ...]
+    edit: Edit
+    reads: frozenset[int] = frozenset()
+    mentions: frozenset[str] = frozenset()
+    """Variables of the statements the edit replaces (another match must not rename them)."""
+    detail: str = ""
+    program_hash: str = ""
+    """Canonical hash of the analysed program: a match applies to that program only."""
+
+    @property
+    def changes(self) -> frozenset[int]:
+        """Statements this match replaces or deletes."""
+        return self.edit.changes
+
+    @property
+    def renamed(self) -> frozenset[str]:
+        """Variables this match redirects."""
+        return frozenset(self.edit.renames)
+
+    def conflicts_with(self, other: Match) -> bool:
+        """Whether applying both in one batch could interfere."""
+        mine, theirs = self.changes, other.changes
+        return bool(
+            mine & theirs
+            or mine & other.reads
+            or theirs & self.reads
+            or self.renamed & (other.renamed | other.mentions)
+            or other.renamed & self.mentions
+        )
+
+    def __str__(self) -> str:
+        text = f"{self.transform}{list(self.nodes)}"
+        return f"{text}: {self.detail}" if self.detail else text
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly summary (for search paths and logs)."""
+        return {"transform": self.transform, "nodes": list(self.nodes), "detail": self.detail}
+
+
+class Transform:
+    """Base class for transforms: subclasses set ``name`` and implement ``analyze``."""
+
+    name: str = ""
+
+    def analyze(self, program: Program) -> list[Match]:
+        """Every opportunity in ``program`` (frozen matches, each with its edit)."""
+        raise NotImplementedError
+
+    def rewrite(self, program: Program, match: Match) -> Program:
+        """Apply one match, returning a new verified snapshot (the input is untouched)."""
+        from nkigym_graph.rewrite import apply_edits
+
+        if match.program_hash and match.program_hash != program.canonical_hash:
+            raise TransformError(
+                f"{self.name}: match {match} was found in another program "
+                f"({match.program_hash[:12]}), not in this one ({program.canonical_hash[:12]})"
+            )
+        return apply_edits(program, [match.edit], transform=self.name)
+
+    def explain(self, program: Program, *nodes: int) -> str:
+        """Why ``nodes`` form a match or not (transforms override with specifics)."""
+        for match in self.analyze(program):
+            if set(match.nodes) == set(nodes):
+                return f"match: {match.detail or match}"
+        return f"{self.name}: statements {list(nodes)} do not form a match"
+
+    def __repr__(self) -> str:
+        return f"<transform {self.name}>"

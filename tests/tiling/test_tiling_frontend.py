@@ -1,0 +1,82 @@
+"""The op functions computed eagerly on numpy arrays: the user's reference results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nkigym_graph.tiling import (
+    OpCallError,
+    activation,
+    nc_matmul,
+    nc_transpose,
+    tensor_reduce,
+    tensor_scalar,
+    tensor_tensor,
+)
+
+
+def test_matmul_contracts_dim_zero(rng: np.random.Generator) -> None:
+    a, b = rng.standard_normal((5, 3)), rng.standard_normal((5, 4))
+    np.testing.assert_allclose(nc_matmul(a, b), a.T @ b)
+
+
+def test_transpose(rng: np.random.Generator) -> None:
+    x = rng.standard_normal((3, 7))
+    np.testing.assert_array_equal(nc_transpose(x), x.T)
+
+
+@pytest.mark.parametrize(("name", "ref"), [("tanh", np.tanh), ("exp", np.exp),
+                                           ("relu", lambda x: np.maximum(x, 0))])
+def test_activation(name: str, ref, rng: np.random.Generator) -> None:
+    x = rng.standard_normal((4, 6))
+    np.testing.assert_allclose(activation(x, op=name), ref(x))
+
+
+def test_activation_default_is_tanh(rng: np.random.Generator) -> None:
+    x = rng.standard_normal((4, 6))
+    np.testing.assert_allclose(activation(x), np.tanh(x))
+
+
+@pytest.mark.parametrize(("name", "ref"), [("add", np.add), ("subtract", np.subtract),
+                                           ("maximum", np.maximum)])
+def test_tensor_tensor(name: str, ref, rng: np.random.Generator) -> None:
+    x, y = rng.standard_normal((4, 6)), rng.standard_normal((4, 6))
+    np.testing.assert_allclose(tensor_tensor(x, y, op=name), ref(x, y))
+
+
+def test_tensor_scalar(rng: np.random.Generator) -> None:
+    x = rng.standard_normal((4, 6))
+    np.testing.assert_allclose(tensor_scalar(x, 2.5), 2.5 * x)
+    np.testing.assert_allclose(tensor_scalar(x, np.float32(2), op="add"), x + 2)
+
+
+@pytest.mark.parametrize(("name", "ref"), [("sum", np.sum), ("max", np.max), ("min", np.min)])
+def test_tensor_reduce_keeps_a_column(name: str, ref, rng: np.random.Generator) -> None:
+    x = rng.standard_normal((4, 6))
+    got = tensor_reduce(x, op=name)
+    assert got.shape == (4, 1)
+    np.testing.assert_allclose(got, ref(x, axis=1, keepdims=True))
+
+
+def test_nested_eager_calls(rng: np.random.Generator) -> None:
+    a, b, bias = rng.standard_normal((8, 3)), rng.standard_normal((8, 5)), rng.standard_normal((3, 5))
+    got = tensor_tensor(activation(nc_matmul(a, b), op="tanh"), bias)
+    np.testing.assert_allclose(got, np.tanh(a.T @ b) + bias)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: nc_matmul(np.ones((3, 2)), np.ones((4, 2))), "nc_matmul: contraction sizes differ"),
+        (lambda: tensor_tensor(np.ones((3, 2)), np.ones((3, 3))), "tensor_tensor: .*shapes differ"),
+        (lambda: activation(np.ones(3)), r"activation: operand data must be 2-D, got shape \(3,\)"),
+        (lambda: activation(np.ones((2, 2)), op="gelu"), "activation: op='gelu' is not one of"),
+        (lambda: tensor_tensor(np.ones((2, 2)), np.ones((2, 2)), op="pow"), "op='pow' is not one of"),
+        (lambda: tensor_scalar(np.ones((2, 2)), True), "the scalar must be a number, got True"),
+        (lambda: tensor_reduce(np.ones((2, 2)), op="mean"), "op='mean' is not one of"),
+    ],
+)
+def test_bad_eager_calls(call, message: str) -> None:
+    with pytest.raises(OpCallError, match=message):
+        call()
