@@ -5,13 +5,7 @@ kernels or Tenstorrent Buda netlists.
 The IR is an immutable, verified DAG snapshot (``Program``) on networkx.
 """
 
-from nkigym_graph.plugin_manager import (
-    get_plugin_manager,
-    hookimpl,
-    register_plugin,
-    unregister_plugin,
-)
-from nkigym_graph.canonical_hash import node_keys
+from nkigym_graph import nki_sim
 from nkigym_graph.backend import Artifact, Backend, backends, emit, emit_artifact
 from nkigym_graph.buda import (
     Netlist,
@@ -22,7 +16,9 @@ from nkigym_graph.buda import (
     evaluate_netlist,
     load_netlist,
 )
+from nkigym_graph.canonical_hash import node_keys
 from nkigym_graph.dot import to_dot, write_dot
+from nkigym_graph.driver import analyze, apply, explain, get_transform, saturate, saturate_steps, transforms
 from nkigym_graph.errors import (
     NkigymError,
     ParseError,
@@ -31,11 +27,15 @@ from nkigym_graph.errors import (
     TransformError,
     VerificationError,
 )
-from nkigym_graph.driver import analyze, apply, explain, get_transform, saturate, saturate_steps, transforms
-from nkigym_graph import nki_sim
 from nkigym_graph.interpreter import interpret
 from nkigym_graph.nki_sim import NKISimulationError, SimulationReport, Simulator
 from nkigym_graph.ops import Op, get_op
+from nkigym_graph.plugin_manager import (
+    get_plugin_manager,
+    hookimpl,
+    register_plugin,
+    unregister_plugin,
+)
 from nkigym_graph.program import Program
 from nkigym_graph.statement import Operand, Statement
 from nkigym_graph.stitching import (
@@ -47,7 +47,6 @@ from nkigym_graph.stitching import (
     stitch_weights,
     unstitch,
 )
-from nkigym_graph.transform import Edit, Match, Transform
 from nkigym_graph.targets import BLACKHOLE, GRAYSKULL, TRN1, TRN2, WORMHOLE_B0, Target, get_target
 from nkigym_graph.text import parse_fragment, parse_program
 from nkigym_graph.tiling import (
@@ -61,6 +60,7 @@ from nkigym_graph.tiling import (
     tensor_tensor,
     tile,
 )
+from nkigym_graph.transform import Edit, Match, Transform
 from nkigym_graph.variables import Param, Variable
 
 __version__ = "0.1.0"
@@ -75,10 +75,10 @@ __all__ = [
     "Backend",
     "Edit",
     "Match",
+    "NKISimulationError",
     "Netlist",
     "NetlistError",
     "NetlistEvaluationError",
-    "NKISimulationError",
     "NkigymError",
     "Op",
     "OpCallError",
@@ -119,9 +119,9 @@ __all__ = [
     "hookimpl",
     "interpret",
     "load_netlist",
-    "nki_sim",
     "nc_matmul",
     "nc_transpose",
+    "nki_sim",
     "node_keys",
     "parse_fragment",
     "parse_program",

@@ -58,8 +58,9 @@ def backends() -> Mapping[str, Backend]:
     return registered_backends()
 
 
-def emit_artifact(program: Program, backend: str = "nki", target: str | Target | None = None,
-                  **options: Any) -> Artifact:
+def emit_artifact(
+    program: Program, backend: str = "nki", target: str | Target | None = None, **options: Any
+) -> Artifact:
     """Emit ``program`` through ``backend``; the target defaults to the program's."""
     chosen: Backend = lookup("backend", backends(), backend)
     resolved = get_target(target) if target is not None else program.target

@@ -66,7 +66,9 @@ class Batch:
     statements_after: int
 
 
-def saturate_steps(program: Program, names: Sequence[str | Transform] | None = None) -> Iterator[tuple[Batch, Program]]:
+def saturate_steps(
+    program: Program, names: Sequence[str | Transform] | None = None
+) -> Iterator[tuple[Batch, Program]]:
     """Saturation one batch at a time (see the module docstring)."""
     chosen = [get_transform(n) for n in (names if names is not None else DEFAULT_PIPELINE)]
     history: list[Batch] = []
@@ -101,6 +103,7 @@ def _failure(history: list[Batch], name: str) -> TransformError:
 
 def saturate(program: Program, names: Sequence[str | Transform] | None = None) -> Program:
     """Apply the transforms (default: data_reuse, operand_merge, dead_code) to a fixpoint."""
-    for _, program in saturate_steps(program, names):
+    result = program
+    for _, result in saturate_steps(program, names):
         pass
-    return program
+    return result

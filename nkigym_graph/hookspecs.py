@@ -43,6 +43,7 @@ def nkigym_graph_register_transforms() -> list[type[Transform]]:
     list[Match]`` and ``rewrite(program, match) -> Program`` (see
     ``nkigym_graph.transform.Transform``). It is instantiated once, without arguments.
     """
+    raise NotImplementedError  # a specification: plugins implement it
 
 
 @hookspec
@@ -52,18 +53,21 @@ def nkigym_graph_register_backends() -> list[type[Backend]]:
     Each class has a ``name`` and ``emit(program, target, **options) -> Artifact``
     (see ``nkigym_graph.backend.Backend``). It is instantiated once, without arguments.
     """
+    raise NotImplementedError  # a specification: plugins implement it
 
 
 @hookspec
 def nkigym_graph_register_targets() -> list[Target]:
     """Return ``nkigym_graph.Target`` values (new hardware); names must not clash with
     the built-in targets (``trn2``, ``trn1``, ``grayskull``, ``wormhole_b0``, ``blackhole``)."""
+    raise NotImplementedError  # a specification: plugins implement it
 
 
 @hookspec
 def nkigym_graph_register_cost_models() -> list[type[CostModel]]:
     """Return cost-model classes: ``name`` and ``estimate(program) -> CostReport``
     (see ``nkigym_graph.cost``). Instantiated once, without arguments."""
+    raise NotImplementedError  # a specification: plugins implement it
 
 
 @hookspec

@@ -26,11 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import pairwise
 
 from nkigym_graph.program import Program
 from nkigym_graph.slices import Slices, span, with_range
 from nkigym_graph.statement import Operand
-from nkigym_graph.transform import Edit, Match, Rename
+from nkigym_graph.transform import Edit, Match, Rename, Transform
 from nkigym_graph.variables import INTERMEDIATE
 
 
@@ -73,7 +74,10 @@ class MergeAnalysis:
             found = (operand.var, operand.slices)
         else:
             param, base = source
-            found = (param, tuple((b + s, b + e) for (s, e), (b, _) in zip(operand.slices, base, strict=True)))
+            found = (
+                param,
+                tuple((b + s, b + e) for (s, e), (b, _) in zip(operand.slices, base, strict=True)),
+            )
         self._identities[operand] = found
         return found
 
@@ -130,7 +134,7 @@ class MergeAnalysis:
             if len(members) < 2:
                 continue
             members.sort()
-            for (_, lower), (_, upper) in zip(members, members[1:], strict=False):
+            for (_, lower), (_, upper) in pairwise(members):
                 if self.adjacent(lower, upper, axis):
                     pairs.append((lower, upper))
         return pairs
@@ -208,3 +212,58 @@ class MergeAnalysis:
             detail=f"{a.op.name} {axis} {size}: statement {absorbed} into {keeper}",
             program_hash=program.canonical_hash,
         )
+
+
+class MergeTransform(Transform):
+    """A transform merging adjacent same-op statements; subclasses set ``name`` and may
+    restrict ``ops`` and ``axes``."""
+
+    ops: tuple[str, ...] | None = None
+    """Restrict to these op names (None: every op with mergeable axes)."""
+    axes: tuple[str, ...] | None = None
+    """Restrict to these axis labels (None: all)."""
+
+    def _work(self, program: Program) -> list[tuple[str, tuple[int, ...]]]:
+        out = []
+        for op_name, nodes in sorted(program.index.by_op.items()):
+            op = program.statements[nodes[0]].op
+            for axis in sorted(op.mergeable_axes()):
+                if (self.ops is None or op_name in self.ops) and (self.axes is None or axis in self.axes):
+                    out.append((axis, nodes))
+        return out
+
+    def analyze(self, program: Program) -> list[Match]:
+        analysis = MergeAnalysis(program)
+        matches = []
+        for axis, nodes in self._work(program):
+            for lower, upper in analysis.candidates(nodes, axis):
+                if analysis.blocker(lower, upper, axis) is None:
+                    matches.append(analysis.match(self.name, lower, upper, axis))
+        return matches
+
+    def explain(self, program: Program, *nodes: int) -> str:
+        if len(nodes) != 2:
+            return f"{self.name} merges two statements, got {len(nodes)}"
+        a, b = nodes
+        sa, sb = program.statements[a], program.statements[b]
+        if sa.op is not sb.op:
+            return f"different ops: {sa.op.name} and {sb.op.name}"
+        analysis = MergeAnalysis(program)
+        reasons = []
+        for axis, group in self._work(program):
+            if a not in group:
+                continue
+            key_a, key_b = analysis.signature(a, axis), analysis.signature(b, axis)
+            if key_a is None or key_b is None or key_a[0] != key_b[0]:
+                reasons.append(f"{axis}: the statements differ in more than their {axis} ranges")
+                continue
+            lower, upper = (a, b) if key_a[1] <= key_b[1] else (b, a)
+            if not analysis.adjacent(lower, upper, axis):
+                reasons.append(f"{axis}: the {axis} ranges are not adjacent")
+                continue
+            blocker = analysis.blocker(lower, upper, axis)
+            if blocker is None:
+                size = analysis.merged_size(lower, upper, axis)
+                return f"mergeable along {axis}: {sa.op.name} {axis} becomes {size}"
+            reasons.append(f"{axis}: {blocker}")
+        return "; ".join(reasons) or f"{sa.op.name} has no mergeable axis"

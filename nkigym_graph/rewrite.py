@@ -42,9 +42,11 @@ def apply_edits(program: Program, edits: Iterable[Edit], transform: str = "edit"
     keeper_of = {node: _final_keeper(node, absorb) for node in absorb}
     order = _linear_order(program, keeper_of, remove)
     old = program.statements
-    statements = [
-        replace[node] if node in replace else _renamed(old[node], renames) for node in order
-    ] if renames else [replace.get(node, old[node]) for node in order]
+    statements = (
+        [replace[node] if node in replace else _renamed(old[node], renames) for node in order]
+        if renames
+        else [replace.get(node, old[node]) for node in order]
+    )
     try:
         return program.replace(statements=statements)
     except VerificationError as err:
@@ -55,9 +57,7 @@ def _renamed(stmt: Statement, renames: dict[str, Rename]) -> Statement:
     operands = stmt.operands
     if not any(o.var in renames for o in operands):
         return stmt
-    return stmt._replace(
-        operands=tuple(renames[o.var].apply(o) if o.var in renames else o for o in operands)
-    )
+    return stmt._replace(operands=tuple(renames[o.var].apply(o) if o.var in renames else o for o in operands))
 
 
 def _final_keeper(node: int, absorb: dict[int, int]) -> int:

@@ -40,8 +40,13 @@ class DeadCode(Transform):
             if any(program.variables[v].external or v in live or program.consumers_of(v) for v in written):
                 continue
             matches.append(
-                Match(self.name, (node,), Edit(remove=frozenset({node})),
-                      detail=f"{', '.join(written)} is never read", program_hash=program.canonical_hash)
+                Match(
+                    self.name,
+                    (node,),
+                    Edit(remove=frozenset({node})),
+                    detail=f"{', '.join(written)} is never read",
+                    program_hash=program.canonical_hash,
+                )
             )
         return matches
 

@@ -16,11 +16,11 @@ Same machinery as ``operand_merge``, restricted to loads along ``free``.
 from __future__ import annotations
 
 from nkigym_graph import hookimpl
+from nkigym_graph.merge import MergeTransform
 from nkigym_graph.transform import Transform
-from nkigym_graph_plugins.operand_merge import OperandMerge
 
 
-class FreeDimMerge(OperandMerge):
+class FreeDimMerge(MergeTransform):
     """Merge adjacent loads along the free axis."""
 
     name = "free_dim_merge"
