@@ -104,6 +104,6 @@ def _failure(history: list[Batch], name: str) -> TransformError:
 def saturate(program: Program, names: Sequence[str | Transform] | None = None) -> Program:
     """Apply the transforms (default: data_reuse, operand_merge, dead_code) to a fixpoint."""
     result = program
-    for _, result in saturate_steps(program, names):
-        pass
+    for _, after in saturate_steps(program, names):
+        result = after
     return result
