@@ -53,7 +53,9 @@ def run_fresh(size: int) -> dict[str, float]:
     """``measure(size)`` in a new interpreter, so peak memory is this size's alone."""
     out = subprocess.run(
         [sys.executable, __file__, "--one", str(size)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     result: dict[str, float] = json.loads(out.stdout)
     return result

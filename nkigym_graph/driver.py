@@ -77,7 +77,7 @@ def saturate_steps(
         progress = False
         for transform in chosen:
             while True:
-                matches = transform.analyze(program)
+                matches = transform.analyze_batch(program)
                 if not matches:
                     break
                 batch = select_non_conflicting(matches)

@@ -1,49 +1,60 @@
-"""Merging two statements of the same op into one wider statement: the machinery
-behind ``operand_merge`` and ``free_dim_merge`` (seeds 000 and 001).
+"""Merging statements of the same op into one wider statement: the machinery behind
+``operand_merge`` and ``free_dim_merge`` (seeds 000 and 001).
 
-Two statements merge along an axis label ``X`` (``nc_matmul``: ``M`` or ``N``; loads,
+Statements merge along an axis label ``X`` (``nc_matmul``: ``M`` or ``N``; loads,
 stores and elementwise ops: ``partition`` or ``free``) when
 
 1. they have the same op, attributes and accumulation flag;
 2. every operand without ``X`` is the same data (two load variables holding the same
    region of a parameter count as the same data);
-3. every operand with ``X`` is the same tensor, the lower statement's range ending
-   where the upper one's starts, all other ranges equal; a destination that each
-   statement defines afresh becomes one tensor (the keeper's) of the summed size;
+3. every operand with ``X`` is the same tensor, each statement's range ending where the
+   next one's starts, all other ranges equal; a destination each statement defines
+   afresh becomes one tensor (the keeper's) of the summed size;
 4. the merged size is within the op's limit on the target (``op.can_merge_dim``);
-5. neither statement reaches the other in the DAG (merging would create a cycle, or
-   change what a reader in between sees).
+5. no statement reaches another in the DAG (merging would create a cycle, or change
+   what a reader in between sees).
 
-Candidates are found by grouping statements under a signature (op, attributes, every
+Candidates come from grouping statements under a signature (op, attributes, every
 operand apart from its ``X`` range) and sorting each group by ``X`` start: only
 neighbours in that order can be adjacent, so analysis is n log n, never all pairs.
-The earlier statement absorbs the later; every other statement that mentions the
+The earliest statement absorbs the others; every other statement that mentions an
 absorbed tile reads the merged one at an offset (seed 000's
 ``output[0:128, 128:256] = tensor_2[0:128, 128:256]``).
+
+``pair_matches`` gives the two-statement merges of the seeds (the unit a search
+explores); ``run_matches`` merges whole runs of adjacent statements, cut at the limit,
+in one match each (what saturation applies: the same result in far fewer rounds).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from itertools import pairwise
+import itertools
+from collections import deque
+from collections.abc import Iterable, Sequence
 
+from nkigym_graph.ops.base import Op
 from nkigym_graph.program import Program
-from nkigym_graph.slices import Slices, span, with_range
+from nkigym_graph.slices import Slices
 from nkigym_graph.statement import Operand
-from nkigym_graph.transform import Edit, Match, Rename, Transform
+from nkigym_graph.transform import Edit, Match, Rename
 from nkigym_graph.variables import INTERMEDIATE
 
+Side = tuple[int, int | None, bool]
+"""``(operand position, dimension carrying the axis or None, defines a fresh tile)``."""
 
-@dataclass(frozen=True)
-class Side:
-    """One operand position's role in a merge along an axis."""
+_LAYOUTS: dict[tuple[Op, str], tuple[tuple[int, int | None, bool], ...]] = {}
 
-    position: int
-    dim: int | None
-    """Dimension carrying the axis, or None."""
-    fresh: bool
-    """A destination tile this statement defines."""
+
+def _layout(op: Op, axis: str) -> tuple[tuple[int, int | None, bool], ...]:
+    """Per operand: position, the dimension labelled ``axis`` (or None), is-a-write."""
+    key = (op, axis)
+    found = _LAYOUTS.get(key)
+    if found is None:
+        found = _LAYOUTS[key] = tuple(
+            (p, labels.index(axis) if axis in labels else None, p in op.write_positions)
+            for p, labels in enumerate(op.axes)
+        )
+    return found
 
 
 def _drop(slices: Slices, dim: int) -> Slices:
@@ -51,219 +62,216 @@ def _drop(slices: Slices, dim: int) -> Slices:
 
 
 class MergeAnalysis:
-    """Merge candidates of one program (built once per ``analyze``)."""
+    """Merge candidates of one program (built once per analysis)."""
 
     def __init__(self, program: Program) -> None:
         self.program = program
         self._identities: dict[Operand, tuple] = {}
-        self._sides: dict[tuple[int, str], list[Side]] = {}
+        self._sides: dict[tuple[int, str], tuple[Side, ...]] = {}
         self.loaded: dict[str, tuple[str, Slices]] = {}
         for node in program.statements_of("load"):
             src, dst = program.statements[node].operands
             if len(program.writers_of(dst.var)) == 1:
                 self.loaded[dst.var] = (src.var, src.slices)
 
-    # -- identity -----------------------------------------------------------------------
+    # -- identity and roles -------------------------------------------------------------
     def identity(self, operand: Operand) -> tuple:
         """What data an operand denotes: a parameter region for a loaded tile."""
         found = self._identities.get(operand)
-        if found is not None:
-            return found
-        source = self.loaded.get(operand.var)
-        if source is None:
-            found = (operand.var, operand.slices)
-        else:
-            param, base = source
-            found = (
-                param,
-                tuple((b + s, b + e) for (s, e), (b, _) in zip(operand.slices, base, strict=True)),
-            )
-        self._identities[operand] = found
+        if found is None:
+            source = self.loaded.get(operand.var)
+            if source is None:
+                found = (operand.var, operand.slices)
+            else:
+                param, base = source
+                found = (
+                    param,
+                    tuple((b + s, b + e) for (s, e), (b, _) in zip(operand.slices, base, strict=True)),
+                )
+            self._identities[operand] = found
         return found
 
-    def sides(self, node: int, axis: str) -> list[Side]:
-        """Each operand's role in a merge of ``node`` along ``axis`` (cached)."""
+    def sides(self, node: int, axis: str) -> tuple[Side, ...]:
+        """Each operand's role in a merge of ``node`` along ``axis``."""
         key = (node, axis)
         found = self._sides.get(key)
         if found is None:
-            found = self._sides[key] = self._compute_sides(node, axis)
+            stmt = self.program.statements[node]
+            variables = self.program.variables
+            out = []
+            for position, dim, is_write in _layout(stmt.op, axis):
+                fresh = False
+                if is_write and not stmt.accumulate:
+                    info = variables[stmt.operands[position].var]
+                    fresh = info.kind == INTERMEDIATE and info.defined_by == node
+                out.append((position, dim, fresh))
+            found = self._sides[key] = tuple(out)
         return found
 
-    def _compute_sides(self, node: int, axis: str) -> list[Side]:
-        stmt = self.program.statements[node]
-        op = stmt.op
-        out = []
-        for position, labels in enumerate(op.axes):
-            dim = labels.index(axis) if axis in labels else None
-            fresh = False
-            if position in op.write_positions and not stmt.accumulate:
-                info = self.program.variables[stmt.operands[position].var]
-                fresh = info.kind == INTERMEDIATE and info.defined_by == node
-            out.append(Side(position, dim, fresh))
-        return out
-
-    def signature(self, node: int, axis: str) -> tuple | None:
+    def signature(self, node: int, axis: str) -> tuple[tuple, int] | None:
         """Group key and sort coordinate of ``node`` for merges along ``axis``."""
         stmt = self.program.statements[node]
         parts: list[object] = [stmt.op, stmt.attrs, stmt.accumulate]
         coordinate = None
-        for side in self.sides(node, axis):
-            operand = stmt.operands[side.position]
-            if side.fresh:
-                parts.append(("fresh", len(operand.slices)))
-            elif side.dim is None:
+        for position, dim, fresh in self.sides(node, axis):
+            operand = stmt.operands[position]
+            if fresh:
+                parts.append(len(operand.slices))
+            elif dim is None:
                 parts.append(self.identity(operand))
             else:
-                parts.append((operand.var, _drop(operand.slices, side.dim)))
+                parts.append((operand.var, _drop(operand.slices, dim)))
                 if coordinate is None:
-                    coordinate = operand.slices[side.dim][0]
+                    coordinate = operand.slices[dim][0]
         if coordinate is None:
             return None
         return (tuple(parts), coordinate)
 
-    # -- pairs --------------------------------------------------------------------------
-    def candidates(self, nodes: Iterable[int], axis: str) -> list[tuple[int, int]]:
-        """``(lower, upper)`` neighbour pairs that satisfy rules 1-3."""
-        groups: dict[tuple, list[tuple[int, int]]] = {}
-        for node in nodes:
-            sig = self.signature(node, axis)
-            if sig is not None:
-                groups.setdefault(sig[0], []).append((sig[1], node))
-        pairs = []
-        for members in groups.values():
-            if len(members) < 2:
-                continue
-            members.sort()
-            for (_, lower), (_, upper) in pairwise(members):
-                if self.adjacent(lower, upper, axis):
-                    pairs.append((lower, upper))
-        return pairs
-
-    def adjacent(self, lower: int, upper: int, axis: str) -> bool:
-        a, b = self.program.statements[lower], self.program.statements[upper]
-        for side in self.sides(lower, axis):
-            if side.dim is None or side.fresh:
-                continue
-            if a.operands[side.position].slices[side.dim][1] != b.operands[side.position].slices[side.dim][0]:
-                return False
-        return True
-
-    def merged_size(self, lower: int, upper: int, axis: str) -> int:
-        """Size of ``axis`` in the merged statement."""
-        return self._axis_size(lower, axis) + self._axis_size(upper, axis)
-
-    def _axis_size(self, node: int, axis: str) -> int:
+    def size(self, node: int, axis: str) -> int:
+        """Extent of ``axis`` in statement ``node``."""
         stmt = self.program.statements[node]
-        for side in self.sides(node, axis):
-            if side.dim is not None:
-                start, stop = stmt.operands[side.position].slices[side.dim]
+        for position, dim, _ in self.sides(node, axis):
+            if dim is not None:
+                start, stop = stmt.operands[position].slices[dim]
                 return stop - start
         return 0
 
-    def blocker(self, lower: int, upper: int, axis: str) -> str | None:
-        """Why an adjacent pair may not merge (rules 4 and 5), or None."""
+    # -- candidates ---------------------------------------------------------------------
+    def groups(self, nodes: Iterable[int], axis: str) -> list[list[int]]:
+        """Nodes sharing a signature, each group sorted by ``axis`` coordinate."""
+        found: dict[tuple, list[tuple[int, int]]] = {}
+        for node in nodes:
+            sig = self.signature(node, axis)
+            if sig is not None:
+                found.setdefault(sig[0], []).append((sig[1], node))
+        return [[node for _, node in sorted(members)] for members in found.values() if len(members) > 1]
+
+    def adjacent(self, lower: int, upper: int, axis: str) -> bool:
+        """Whether every non-fresh ``axis`` range of ``lower`` ends where ``upper``'s starts."""
+        a, b = self.program.statements[lower].operands, self.program.statements[upper].operands
+        for position, dim, fresh in self.sides(lower, axis):
+            if dim is not None and not fresh and a[position].slices[dim][1] != b[position].slices[dim][0]:
+                return False
+        return True
+
+    def runs(self, group: Sequence[int], axis: str) -> list[list[int]]:
+        """Maximal runs of adjacent statements in a sorted group."""
+        out: list[list[int]] = [[group[0]]]
+        for lower, upper in itertools.pairwise(group):
+            if self.adjacent(lower, upper, axis):
+                out[-1].append(upper)
+            else:
+                out.append([upper])
+        return [run for run in out if len(run) > 1]
+
+    # -- rules 4 and 5 ------------------------------------------------------------------
+    def limit_blocker(self, members: Sequence[int], axis: str) -> str | None:
+        """The limit message if the merged size is too large, else None."""
         program = self.program
-        op = program.statements[lower].op
-        size = self.merged_size(lower, upper, axis)
-        if not op.can_merge_dim(axis, size, program.target):
-            limit = op.limit(axis, program.target)
-            return f"{op.name} {axis} would be {size} > {limit} on {program.target.name}"
-        first, second = sorted((lower, upper))
-        if program.reaches(first, second):
-            return f"statement {second} depends on statement {first}: merging would create a cycle"
+        op = program.statements[members[0]].op
+        total = sum(self.size(n, axis) for n in members)
+        if op.can_merge_dim(axis, total, program.target):
+            return None
+        return (
+            f"{op.name} {axis} would be {total} > {op.limit(axis, program.target)} on {program.target.name}"
+        )
+
+    def dependency_blocker(self, members: Sequence[int]) -> str | None:
+        """Whether one member reaches another (walking back from each, never below the first)."""
+        pred = self.program.graph.pred
+        others = set(members)
+        low = min(members)
+        for start in members:
+            seen = {start}
+            queue = deque([start])
+            while queue:
+                for prev in pred[queue.popleft()]:
+                    if prev in others:
+                        return f"statement {start} depends on statement {prev}: merging would create a cycle"
+                    if prev > low and prev not in seen:
+                        seen.add(prev)
+                        queue.append(prev)
         return None
 
-    # -- the edit -----------------------------------------------------------------------
-    def match(self, transform: str, lower: int, upper: int, axis: str) -> Match:
-        """The match (with its edit) merging ``upper`` into ``lower`` along ``axis``."""
+    def blocker(self, members: Sequence[int], axis: str) -> str | None:
+        """Why adjacent ``members`` may not merge, or None."""
+        return self.limit_blocker(members, axis) or self.dependency_blocker(members)
+
+    # -- matches ------------------------------------------------------------------------
+    def pair_matches(self, transform: str, nodes: Iterable[int], axis: str) -> list[Match]:
+        """Every mergeable adjacent pair (the seeds' unit of merging)."""
+        out = []
+        for group in self.groups(nodes, axis):
+            for lower, upper in itertools.pairwise(group):
+                if self.adjacent(lower, upper, axis) and self.blocker((lower, upper), axis) is None:
+                    out.append(self.match(transform, (lower, upper), axis))
+        return out
+
+    def run_matches(self, transform: str, nodes: Iterable[int], axis: str) -> list[Match]:
+        """Runs of adjacent statements cut into chunks within the limit, one match each."""
+        out = []
+        for group in self.groups(nodes, axis):
+            for run in self.runs(group, axis):
+                for chunk in self._chunks(run, axis):
+                    if self.dependency_blocker(chunk) is None:
+                        out.append(self.match(transform, chunk, axis))
+                    else:
+                        out.extend(self.pair_matches(transform, chunk, axis))
+        return out
+
+    def _chunks(self, run: Sequence[int], axis: str) -> list[list[int]]:
+        chunks: list[list[int]] = []
+        current: list[int] = []
+        for node in run:
+            if current and self.limit_blocker([*current, node], axis) is not None:
+                chunks.append(current)
+                current = []
+            current.append(node)
+        chunks.append(current)
+        return [c for c in chunks if len(c) > 1]
+
+    def match(self, transform: str, members: Sequence[int], axis: str) -> Match:
+        """One match merging ``members`` (sorted by ``axis`` coordinate) into the earliest."""
         program = self.program
-        a, b = program.statements[lower], program.statements[upper]
-        keeper, absorbed = min(lower, upper), max(lower, upper)
+        stmts = [program.statements[n] for n in members]
+        keeper = min(members)
         kept = program.statements[keeper]
         operands = list(kept.operands)
         renames: dict[str, Rename] = {}
-        for side in self.sides(lower, axis):
-            pa, pb = a.operands[side.position], b.operands[side.position]
-            if side.dim is None:
+        for position, dim, fresh in self.sides(members[0], axis):
+            if dim is None:
                 continue
-            if side.fresh:
-                merged_var = kept.operands[side.position].var
-                size_a = pa.slices[side.dim][1]
-                shape = with_range(pa.slices, side.dim, (0, size_a + pb.slices[side.dim][1]))
-                operands[side.position] = Operand(merged_var, shape)
-                if pa.var != merged_var:
-                    renames[pa.var] = Rename(merged_var)
-                renames[pb.var] = Rename(merged_var, side.dim, size_a)
+            parts = [s.operands[position] for s in stmts]
+            if fresh:
+                merged_var = kept.operands[position].var
+                offset = 0
+                for part in parts:
+                    if part.var != merged_var or offset:
+                        renames[part.var] = Rename(merged_var, dim, offset)
+                    offset += part.slices[dim][1]
+                first = parts[0].slices
+                operands[position] = Operand(merged_var, (*first[:dim], (0, offset), *first[dim + 1 :]))
             else:
-                operands[side.position] = Operand(pa.var, span(pa.slices, pb.slices))
-        reads = frozenset(src for n in (lower, upper) for src in program.graph.pred[n]) - {lower, upper}
-        mentions = frozenset(o.var for o in (*a.operands, *b.operands))
-        size = self.merged_size(lower, upper, axis)
+                first = parts[0].slices
+                merged = (first[dim][0], parts[-1].slices[dim][1])
+                operands[position] = Operand(parts[0].var, (*first[:dim], merged, *first[dim + 1 :]))
+        member_set = set(members)
+        pred = program.graph.pred
+        reads = frozenset(src for n in members for src in pred[n]) - member_set
+        mentions = frozenset(o.var for s in stmts for o in s.operands) - set(renames)
+        absorbed = sorted(member_set - {keeper})
+        total = sum(self.size(n, axis) for n in members)
+        into = ", ".join(str(n) for n in absorbed)
         return Match(
             transform=transform,
-            nodes=(keeper, absorbed),
+            nodes=(keeper, *absorbed),
             edit=Edit(
                 replace={keeper: kept._replace(operands=tuple(operands))},
-                absorb={absorbed: keeper},
+                absorb=dict.fromkeys(absorbed, keeper),
                 renames=renames,
             ),
             reads=reads,
-            mentions=mentions - set(renames),
-            detail=f"{a.op.name} {axis} {size}: statement {absorbed} into {keeper}",
+            mentions=mentions,
+            detail=f"{kept.op.name} {axis} {total}: statement {into} into {keeper}",
             program_hash=program.canonical_hash,
         )
-
-
-class MergeTransform(Transform):
-    """A transform merging adjacent same-op statements; subclasses set ``name`` and may
-    restrict ``ops`` and ``axes``."""
-
-    ops: tuple[str, ...] | None = None
-    """Restrict to these op names (None: every op with mergeable axes)."""
-    axes: tuple[str, ...] | None = None
-    """Restrict to these axis labels (None: all)."""
-
-    def _work(self, program: Program) -> list[tuple[str, tuple[int, ...]]]:
-        out = []
-        for op_name, nodes in sorted(program.index.by_op.items()):
-            op = program.statements[nodes[0]].op
-            for axis in sorted(op.mergeable_axes()):
-                if (self.ops is None or op_name in self.ops) and (self.axes is None or axis in self.axes):
-                    out.append((axis, nodes))
-        return out
-
-    def analyze(self, program: Program) -> list[Match]:
-        analysis = MergeAnalysis(program)
-        matches = []
-        for axis, nodes in self._work(program):
-            for lower, upper in analysis.candidates(nodes, axis):
-                if analysis.blocker(lower, upper, axis) is None:
-                    matches.append(analysis.match(self.name, lower, upper, axis))
-        return matches
-
-    def explain(self, program: Program, *nodes: int) -> str:
-        if len(nodes) != 2:
-            return f"{self.name} merges two statements, got {len(nodes)}"
-        a, b = nodes
-        sa, sb = program.statements[a], program.statements[b]
-        if sa.op is not sb.op:
-            return f"different ops: {sa.op.name} and {sb.op.name}"
-        analysis = MergeAnalysis(program)
-        reasons = []
-        for axis, group in self._work(program):
-            if a not in group:
-                continue
-            key_a, key_b = analysis.signature(a, axis), analysis.signature(b, axis)
-            if key_a is None or key_b is None or key_a[0] != key_b[0]:
-                reasons.append(f"{axis}: the statements differ in more than their {axis} ranges")
-                continue
-            lower, upper = (a, b) if key_a[1] <= key_b[1] else (b, a)
-            if not analysis.adjacent(lower, upper, axis):
-                reasons.append(f"{axis}: the {axis} ranges are not adjacent")
-                continue
-            blocker = analysis.blocker(lower, upper, axis)
-            if blocker is None:
-                size = analysis.merged_size(lower, upper, axis)
-                return f"mergeable along {axis}: {sa.op.name} {axis} becomes {size}"
-            reasons.append(f"{axis}: {blocker}")
-        return "; ".join(reasons) or f"{sa.op.name} has no mergeable axis"

@@ -29,6 +29,15 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 _manager: pluggy.PluginManager | None = None
 _registries: dict[str, Mapping[str, Any]] = {}
+_origins: dict[str, str] = {}
+"""Plugin name -> the distribution (and version) whose entry point provided it."""
+
+
+def _register_entry_point(pm: pluggy.PluginManager, ep: metadata.EntryPoint) -> None:
+    pm.register(ep.load(), name=ep.name)
+    dist = ep.dist
+    _origins[ep.name] = f"{dist.name} {dist.version}" if dist is not None else "entry point"
+
 
 T = TypeVar("T")
 
@@ -44,11 +53,11 @@ def get_plugin_manager() -> pluggy.PluginManager:
         pm = pluggy.PluginManager(PROJECT)
         pm.add_hookspecs(hookspecs)
         for ep in _builtin_entry_points():
-            pm.register(ep.load(), name=ep.name)
+            _register_entry_point(pm, ep)
         if not os.environ.get(AUTOLOAD_ENV):
             for ep in metadata.entry_points(group=PROJECT):
                 if pm.get_plugin(ep.name) is None and not ep.value.startswith(BUILTIN_PACKAGE):
-                    pm.register(ep.load(), name=ep.name)
+                    _register_entry_point(pm, ep)
         pm.check_pending()
         _manager = pm
     return _manager
@@ -71,13 +80,11 @@ def unregister_plugin(plugin: ModuleType | object) -> None:
 def plugin_sources() -> list[tuple[str, str]]:
     """``(plugin name, where it came from)`` for every loaded plugin."""
     pm = get_plugin_manager()
-    dists = {name: dist for name, dist in pm.list_plugin_distinfo()}
     out = []
     for name, plugin in pm.list_name_plugin():
         if name is None:
             continue
-        dist = next((d for p, d in dists.items() if p is plugin), None)
-        where = f"{dist.project_name} {dist.version}" if dist is not None else "registered at run time"
+        where = _origins.get(name, "registered at run time")
         module = getattr(plugin, "__name__", type(plugin).__name__)
         out.append((name, f"{module} ({where})"))
     if not any(True for _ in _builtin_entry_points()):

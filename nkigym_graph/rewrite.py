@@ -128,7 +128,8 @@ def select_non_conflicting(matches: Sequence[Match]) -> list[Match]:
             mine & changed
             or mine & read
             or match.reads & changed
-            or names & (renamed | mentioned)
+            or names & renamed
+            or names & mentioned
             or renamed & match.mentions
         ):
             continue

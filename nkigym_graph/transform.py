@@ -138,6 +138,11 @@ class Transform:
         """Every opportunity in ``program`` (frozen matches, each with its edit)."""
         raise NotImplementedError
 
+    def analyze_batch(self, program: Program) -> list[Match]:
+        """Matches for saturation: may be coarser than ``analyze`` (one match doing what
+        several of ``analyze``'s would), never different in effect. Default: ``analyze``."""
+        return self.analyze(program)
+
     def rewrite(self, program: Program, match: Match) -> Program:
         """Apply one match, returning a new verified snapshot (the input is untouched)."""
         from nkigym_graph.rewrite import apply_edits

@@ -16,7 +16,7 @@ Same machinery as ``operand_merge``, restricted to loads along ``free``.
 from __future__ import annotations
 
 from nkigym_graph import hookimpl
-from nkigym_graph.merge import MergeTransform
+from nkigym_graph.merge_transform import MergeTransform
 from nkigym_graph.transform import Transform
 
 

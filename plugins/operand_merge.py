@@ -22,7 +22,7 @@ target; the rules are in ``nkigym_graph.merge``.
 from __future__ import annotations
 
 from nkigym_graph import hookimpl
-from nkigym_graph.merge import MergeTransform
+from nkigym_graph.merge_transform import MergeTransform
 from nkigym_graph.transform import Transform
 
 

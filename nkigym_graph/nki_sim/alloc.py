@@ -38,8 +38,9 @@ def check_shape(shape: Any) -> tuple[int, ...]:
     return out
 
 
-def _record(state: RunState, name: str, buffer: Buffer, shape: tuple[int, ...],
-            dtype: np.dtype[Any]) -> AllocRecord:
+def _record(
+    state: RunState, name: str, buffer: Buffer, shape: tuple[int, ...], dtype: np.dtype[Any]
+) -> AllocRecord:
     per_partition = math.prod(shape[1:]) * dtype.itemsize if buffer.on_chip else 0
     state.allocations += 1
     return AllocRecord(
@@ -56,8 +57,7 @@ def _record(state: RunState, name: str, buffer: Buffer, shape: tuple[int, ...],
     )
 
 
-def allocate(shape: Any, dtype: Any, buffer: Any = None, name: Any = "",
-             zero: bool = False) -> Tensor:
+def allocate(shape: Any, dtype: Any, buffer: Any = None, name: Any = "", zero: bool = False) -> Tensor:
     """A new tensor, uninitialised (NaN) unless ``zero``."""
     state = current()
     dims = check_shape(shape)
@@ -72,8 +72,7 @@ def allocate(shape: Any, dtype: Any, buffer: Any = None, name: Any = "",
             fail("alloc.rank", f"{buf.label} tensor {dims} must have at least 2 dims")
         limit = state.target.partition_size
         if dims[0] > limit:
-            fail("alloc.partition_limit",
-                 f"{buf.label} tensor {dims}: partition dim {dims[0]} > {limit}")
+            fail("alloc.partition_limit", f"{buf.label} tensor {dims}: partition dim {dims[0]} > {limit}")
     if zero:
         values = np.zeros(dims, dtype=storage_dtype)
     else:
@@ -83,9 +82,11 @@ def allocate(shape: Any, dtype: Any, buffer: Any = None, name: Any = "",
     if buf.on_chip:
         cap = capacity(state, buf)
         if record.bytes_per_partition > cap:
-            fail(f"{buf.kind}.capacity",
-                 f"{record.describe()} needs {record.bytes_per_partition} bytes per partition "
-                 f"> {cap} ({state.target.name} {buf.label})")
+            fail(
+                f"{buf.kind}.capacity",
+                f"{record.describe()} needs {record.bytes_per_partition} bytes per partition "
+                f"> {cap} ({state.target.name} {buf.label})",
+            )
         state.records.append(record)
     return Tensor(Storage(values, psum_state, record), values, psum_state)
 

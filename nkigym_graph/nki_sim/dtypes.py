@@ -41,8 +41,7 @@ NKI_DTYPES: Mapping[str, np.dtype[Any]] = MappingProxyType(
 """``nl`` attribute name -> storage dtype."""
 
 FLOAT_DTYPES: frozenset[np.dtype[Any]] = frozenset(
-    NKI_DTYPES[n]
-    for n in ("float16", "float32", "bfloat16", "float8_e4m3", "float8_e4m3fn", "float8_e5m2")
+    NKI_DTYPES[n] for n in ("float16", "float32", "bfloat16", "float8_e4m3", "float8_e4m3fn", "float8_e5m2")
 )
 INT_DTYPES: frozenset[np.dtype[Any]] = frozenset(
     NKI_DTYPES[n] for n in ("bool_", "int8", "int16", "int32", "uint8", "uint16", "uint32")

@@ -44,9 +44,7 @@ def instruction(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
                     raise error("kernel.exception", f"TypeError: {exc}") from exc
                 found = _UNEXPECTED.search(str(exc))
                 if found:
-                    raise error(
-                        "unknown_keyword", f"unknown keyword argument {found.group(1)!r}"
-                    ) from None
+                    raise error("unknown_keyword", f"unknown keyword argument {found.group(1)!r}") from None
                 raise error("bad_arguments", str(exc).split(") ", 1)[-1]) from None
             except Exception as exc:
                 raise error("kernel.exception", f"{type(exc).__name__}: {exc}") from exc

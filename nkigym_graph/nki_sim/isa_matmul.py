@@ -30,10 +30,12 @@ def _limit(dim: str, default: int) -> int:
 
 
 def _fail_accumulate() -> NoReturn:
-    fail("matmul.accumulate_non_matmul",
-         "accumulating onto PSUM last written by a non-matmul instruction (memset, "
-         "tensor_copy, ...) is undefined on NeuronCore-v2/v3; start the group with "
-         "accumulate=False or use a fresh PSUM tile")
+    fail(
+        "matmul.accumulate_non_matmul",
+        "accumulating onto PSUM last written by a non-matmul instruction (memset, "
+        "tensor_copy, ...) is undefined on NeuronCore-v2/v3; start the group with "
+        "accumulate=False or use a fresh PSUM tile",
+    )
 
 
 def _check_bank(dst: Tensor) -> None:
@@ -42,40 +44,55 @@ def _check_bank(dst: Tensor) -> None:
     data, owner = dst.data, dst.storage.values
     row_bytes = owner.nbytes // owner.shape[0]
     start = (address(data) - address(owner)) % row_bytes
-    span = data.itemsize + sum((n - 1) * st for n, st in zip(data.shape[1:], data.strides[1:],
-                                                                strict=True))
+    span = data.itemsize + sum((n - 1) * st for n, st in zip(data.shape[1:], data.strides[1:], strict=True))
     if start // bank != (start + span - 1) // bank:
-        fail("matmul.psum_bank", f"dst {dst.shape} covers bytes {start}..{start + span - 1} of "
-             f"its PSUM partition row, crossing a {bank}-byte bank boundary")
+        fail(
+            "matmul.psum_bank",
+            f"dst {dst.shape} covers bytes {start}..{start + span - 1} of "
+            f"its PSUM partition row, crossing a {bank}-byte bank boundary",
+        )
 
 
-def matmul_into(dst: Tensor, stationary: Tensor, moving: Tensor, accumulate: Any,
-                transpose: bool = False) -> None:
+def matmul_into(
+    dst: Tensor, stationary: Tensor, moving: Tensor, accumulate: Any, transpose: bool = False
+) -> None:
     """Check and run ``dst[M, N] (+)= stationary[K, M].T @ moving[K, N]``; with
     ``transpose`` (``is_transpose=True``) dst keeps the input dtype and is overwritten."""
     for role, t in (("stationary", stationary), ("moving", moving)):
         if t.buffer.kind != "sbuf":
             fail("matmul.input_buffer", f"{role} must be in SBUF, not {t.buffer.label}")
         if t.dtype not in MATMUL_INPUT_DTYPES:
-            fail("matmul.input_dtype", f"{role} dtype {dtype_name(t.dtype)} is not one of "
-                 "fp8/bf16/fp16/tf32/fp32")
+            fail(
+                "matmul.input_dtype",
+                f"{role} dtype {dtype_name(t.dtype)} is not one of fp8/bf16/fp16/tf32/fp32",
+            )
     if dst.buffer.kind != "psum":
         fail("matmul.dst_buffer", f"dst must be in PSUM, not {dst.buffer.label}")
     if transpose:
         if dst.dtype != stationary.dtype:
-            fail("transpose.dtype", f"is_transpose: dst dtype {dtype_name(dst.dtype)} != "
-                 f"stationary dtype {dtype_name(stationary.dtype)}")
+            fail(
+                "transpose.dtype",
+                f"is_transpose: dst dtype {dtype_name(dst.dtype)} != "
+                f"stationary dtype {dtype_name(stationary.dtype)}",
+            )
     elif dst.dtype != np.float32:
-        fail("matmul.dst_dtype", f"dst dtype {dtype_name(dst.dtype)}: nc_matmul writes float32 "
-             f"PSUM on {current().target.facts.get('core', current().target.name)}")
+        fail(
+            "matmul.dst_dtype",
+            f"dst dtype {dtype_name(dst.dtype)}: nc_matmul writes float32 "
+            f"PSUM on {current().target.facts.get('core', current().target.name)}",
+        )
     k, m = layout(stationary)
     k_moving, n = layout(moving)
     if k != k_moving:
-        fail("matmul.k_mismatch", f"stationary K={k} (shape {stationary.shape}) != moving "
-             f"K={k_moving} (shape {moving.shape})")
-    for rule, dim, size, role in (("matmul.k_limit", "K", k, "contraction"),
-                                  ("matmul.m_limit", "M", m, "stationary free"),
-                                  ("matmul.n_limit", "N", n, "moving free")):
+        fail(
+            "matmul.k_mismatch",
+            f"stationary K={k} (shape {stationary.shape}) != moving K={k_moving} (shape {moving.shape})",
+        )
+    for rule, dim, size, role in (
+        ("matmul.k_limit", "K", k, "contraction"),
+        ("matmul.m_limit", "M", m, "stationary free"),
+        ("matmul.n_limit", "N", n, "moving free"),
+    ):
         limit = _limit(dim, size)
         if size > limit:
             fail(rule, f"{role} size {dim}={size} > {limit}")
@@ -116,10 +133,19 @@ def matmul_into(dst: Tensor, stationary: Tensor, moving: Tensor, accumulate: Any
 
 
 @instruction("nisa.nc_matmul")
-def nc_matmul(dst: Any, stationary: Any, moving: Any, is_stationary_onezero: bool = False,
-              is_moving_onezero: bool = False, is_transpose: bool = False,
-              accumulate: bool | None = None, tile_position: Any = (), tile_size: Any = (),
-              perf_mode: Any = isa_enums.matmul_perf_mode.none, name: Any = None) -> None:
+def nc_matmul(
+    dst: Any,
+    stationary: Any,
+    moving: Any,
+    is_stationary_onezero: bool = False,
+    is_moving_onezero: bool = False,
+    is_transpose: bool = False,
+    accumulate: bool | None = None,
+    tile_position: Any = (),
+    tile_size: Any = (),
+    perf_mode: Any = isa_enums.matmul_perf_mode.none,
+    name: Any = None,
+) -> None:
     """``dst = stationary.T @ moving`` on the Tensor Engine (see module docstring)."""
     out = on_chip(dst, "dst")
     stat = on_chip(stationary, "stationary")
@@ -136,30 +162,31 @@ def transpose_into(dst: Tensor, data: Tensor, engine_choice: Any) -> None:
     tensor_ok = data.buffer.kind == "sbuf" and dst.buffer.kind == "psum"
     route = f"{data.buffer.label} -> {dst.buffer.label}"
     if engine_choice is isa_enums.engine.tensor or (
-            engine_choice is not isa_enums.engine.vector and tensor_ok):
+        engine_choice is not isa_enums.engine.vector and tensor_ok
+    ):
         if not tensor_ok:
             fail("transpose.buffer", f"the Tensor Engine transposes SBUF -> PSUM, not {route}")
         target = current().target
         p_max = target.limit("nc_transpose", "partition") or 128
         f_max = target.limit("nc_transpose", "free") or 128
         if p > p_max or f > f_max:
-            fail("transpose.size", f"Tensor Engine transposes at most {p_max}x{f_max}; "
-                 f"data is {p}x{f}")
+            fail("transpose.size", f"Tensor Engine transposes at most {p_max}x{f_max}; data is {p}x{f}")
     elif p > 32 or f > 32:
         rule = "transpose.size" if engine_choice is isa_enums.engine.vector else "transpose.buffer"
-        fail(rule, f"{route} {p}x{f}: the Vector Engine transposes at most 32x32 and the "
-             "Tensor Engine only SBUF -> PSUM")
+        fail(
+            rule,
+            f"{route} {p}x{f}: the Vector Engine transposes at most 32x32 and the "
+            "Tensor Engine only SBUF -> PSUM",
+        )
     if dst.dtype != data.dtype:
-        fail("transpose.dtype", f"dst dtype {dtype_name(dst.dtype)} != data dtype "
-             f"{dtype_name(data.dtype)}")
+        fail("transpose.dtype", f"dst dtype {dtype_name(dst.dtype)} != data dtype {dtype_name(data.dtype)}")
     if layout(dst) != (f, p):
         fail("dst.shape", f"dst {dst.shape} must be [{f}, {p}] for data {data.shape}")
     write(dst, data.data.reshape(p, f).T)
 
 
 @instruction("nisa.nc_transpose")
-def nc_transpose(dst: Any, data: Any, engine: Any = isa_enums.engine.unknown,
-                 name: Any = None) -> None:
+def nc_transpose(dst: Any, data: Any, engine: Any = isa_enums.engine.unknown, name: Any = None) -> None:
     """Partition <-> free transpose on the Tensor Engine (SBUF -> PSUM, <= 128x128) or the
     Vector Engine (<= 32x32)."""
     out = on_chip(dst, "dst")

@@ -54,10 +54,16 @@ def dma_into(dst: Tensor, src: Tensor, rmw_op: Any = None) -> None:
 
 
 @instruction("nisa.dma_copy")
-def dma_copy(dst: Any, src: Any, dst_rmw_op: Any = None,
-             oob_mode: Any = isa_enums.oob_mode.error,
-             dge_mode: Any = isa_enums.dge_mode.unknown, unique_indices: bool = True,
-             engine: Any = isa_enums.engine.unknown, name: Any = None) -> None:
+def dma_copy(
+    dst: Any,
+    src: Any,
+    dst_rmw_op: Any = None,
+    oob_mode: Any = isa_enums.oob_mode.error,
+    dge_mode: Any = isa_enums.dge_mode.unknown,
+    unique_indices: bool = True,
+    engine: Any = isa_enums.engine.unknown,
+    name: Any = None,
+) -> None:
     """Copy ``src`` to ``dst`` (cast to dst's dtype) through a DMA engine."""
     out, source = tensor_arg(dst, "dst"), tensor_arg(src, "src")
     uses(out, source)
@@ -65,17 +71,25 @@ def dma_copy(dst: Any, src: Any, dst_rmw_op: Any = None,
 
 
 @instruction("nisa.dma_transpose")
-def dma_transpose(dst: Any, src: Any, axes: Any = None,
-                  dge_mode: Any = isa_enums.dge_mode.unknown,
-                  oob_mode: Any = isa_enums.oob_mode.error, name: Any = None) -> None:
+def dma_transpose(
+    dst: Any,
+    src: Any,
+    axes: Any = None,
+    dge_mode: Any = isa_enums.dge_mode.unknown,
+    oob_mode: Any = isa_enums.oob_mode.error,
+    name: Any = None,
+) -> None:
     """Transpose through DMA: 2-D (1, 0), 3-D (2, 1, 0), 4-D (3, 1, 2, 0)."""
     out, source = tensor_arg(dst, "dst"), tensor_arg(src, "src")
     uses(out, source)
     _no_psum(("dst", out), ("src", source))
     perm = _DMA_TRANSPOSES.get(source.ndim)
     if perm is None or (axes is not None and tuple(axes) != perm):
-        fail("dma_transpose.axes", f"unsupported transpose of a {source.ndim}-D tensor with "
-             f"axes={axes!r}; supported: {sorted(_DMA_TRANSPOSES.values())}")
+        fail(
+            "dma_transpose.axes",
+            f"unsupported transpose of a {source.ndim}-D tensor with "
+            f"axes={axes!r}; supported: {sorted(_DMA_TRANSPOSES.values())}",
+        )
     expected = tuple(source.shape[a] for a in perm)
     if out.shape != expected:
         fail("dst.shape", f"dst {out.shape} must be {expected} for src {source.shape}")
@@ -83,8 +97,7 @@ def dma_transpose(dst: Any, src: Any, axes: Any = None,
 
 
 @instruction("nisa.tensor_copy")
-def tensor_copy(dst: Any, src: Any, engine: Any = isa_enums.engine.unknown,
-                name: Any = None) -> None:
+def tensor_copy(dst: Any, src: Any, engine: Any = isa_enums.engine.unknown, name: Any = None) -> None:
     """Copy within SBUF/PSUM on a compute engine; same partitions and elements."""
     out, source = on_chip(dst, "dst"), on_chip(src, "src")
     uses(out, source)
@@ -94,8 +107,7 @@ def tensor_copy(dst: Any, src: Any, engine: Any = isa_enums.engine.unknown,
 
 
 @instruction("nisa.memset")
-def memset(dst: Any, value: Any, engine: Any = isa_enums.engine.unknown,
-           name: Any = None) -> None:
+def memset(dst: Any, value: Any, engine: Any = isa_enums.engine.unknown, name: Any = None) -> None:
     """Fill an SBUF/PSUM tile with a constant."""
     out = on_chip(dst, "dst")
     uses(out)

@@ -81,9 +81,17 @@ def _reduce_into_registers(result: Array, reduce_op: Any, reduce_res: Any, cmd: 
 
 
 @instruction("nisa.activation")
-def activation(dst: Any, op: Any, data: Any, bias: Any = None, scale: Any = 1.0,
-               reduce_op: Any = None, reduce_res: Any = None,
-               reduce_cmd: Any = isa_enums.reduce_cmd.idle, name: Any = None) -> None:
+def activation(
+    dst: Any,
+    op: Any,
+    data: Any,
+    bias: Any = None,
+    scale: Any = 1.0,
+    reduce_op: Any = None,
+    reduce_res: Any = None,
+    reduce_cmd: Any = isa_enums.reduce_cmd.idle,
+    name: Any = None,
+) -> None:
     """``dst = op(data * scale + bias)`` on the Scalar Engine, with the optional free-dim
     sum into the engine's reduction registers (``reduce_cmd``) and ``reduce_res``."""
     out, src = on_chip(dst, "dst"), on_chip(data, "data")
@@ -93,8 +101,16 @@ def activation(dst: Any, op: Any, data: Any, bias: Any = None, scale: Any = 1.0,
 
 
 @instruction("nisa.activation_reduce")
-def activation_reduce(dst: Any, op: Any, data: Any, reduce_op: Any, reduce_res: Any,
-                      bias: Any = None, scale: Any = 1.0, name: Any = None) -> None:
+def activation_reduce(
+    dst: Any,
+    op: Any,
+    data: Any,
+    reduce_op: Any,
+    reduce_res: Any,
+    bias: Any = None,
+    scale: Any = 1.0,
+    name: Any = None,
+) -> None:
     """``activation`` that also writes the free-dim sum to ``reduce_res`` ([P, 1])."""
     out, src = on_chip(dst, "dst"), on_chip(data, "data")
     uses(out, src)
@@ -113,8 +129,9 @@ def reciprocal(dst: Any, data: Any, name: Any = None) -> None:
 
 
 @instruction("nisa.tensor_tensor")
-def tensor_tensor(dst: Any, data1: Any, data2: Any, op: Any, engine: Any = isa_enums.engine.unknown,
-                  name: Any = None) -> None:
+def tensor_tensor(
+    dst: Any, data1: Any, data2: Any, op: Any, engine: Any = isa_enums.engine.unknown, name: Any = None
+) -> None:
     """``dst = data1 <op> data2`` element-wise; inputs share their layout and are not both
     in PSUM."""
     out, a, b = on_chip(dst, "dst"), on_chip(data1, "data1"), on_chip(data2, "data2")
@@ -132,9 +149,18 @@ def tensor_tensor(dst: Any, data1: Any, data2: Any, op: Any, engine: Any = isa_e
 
 
 @instruction("nisa.tensor_scalar")
-def tensor_scalar(dst: Any, data: Any, op0: Any, operand0: Any, reverse0: bool = False,
-                  op1: Any = None, operand1: Any = None, reverse1: bool = False,
-                  engine: Any = isa_enums.engine.unknown, name: Any = None) -> None:
+def tensor_scalar(
+    dst: Any,
+    data: Any,
+    op0: Any,
+    operand0: Any,
+    reverse0: bool = False,
+    op1: Any = None,
+    operand1: Any = None,
+    reverse1: bool = False,
+    engine: Any = isa_enums.engine.unknown,
+    name: Any = None,
+) -> None:
     """``dst = (data <op0> operand0) <op1> operand1``; operands are numbers or [P, 1]."""
     out, src = on_chip(dst, "dst"), on_chip(data, "data")
     uses(out, src)
@@ -158,9 +184,17 @@ def tensor_scalar(dst: Any, data: Any, op0: Any, operand0: Any, reverse0: bool =
 
 
 @instruction("nisa.scalar_tensor_tensor")
-def scalar_tensor_tensor(dst: Any, data: Any, op0: Any, operand0: Any, op1: Any, operand1: Any,
-                         reverse0: bool = False, reverse1: bool = False,
-                         name: Any = None) -> None:
+def scalar_tensor_tensor(
+    dst: Any,
+    data: Any,
+    op0: Any,
+    operand0: Any,
+    op1: Any,
+    operand1: Any,
+    reverse0: bool = False,
+    reverse1: bool = False,
+    name: Any = None,
+) -> None:
     """``dst = (data <op0> operand0) <op1> operand1`` with operand1 a tile like data."""
     out, src = on_chip(dst, "dst"), on_chip(data, "data")
     other = on_chip(operand1, "operand1")
@@ -173,8 +207,7 @@ def scalar_tensor_tensor(dst: Any, data: Any, op0: Any, operand0: Any, op1: Any,
     check_dst(out, p, f, f"data {src.shape}")
     x, y = compute_values([src, other], out, first)
     integer = bool(np.issubdtype(x.dtype, np.integer))
-    tmp = _apply_scalar(first, x, scalar_operand(operand0, p, src.ndim, "operand0", integer),
-                        reverse0)
+    tmp = _apply_scalar(first, x, scalar_operand(operand0, p, src.ndim, "operand0", integer), reverse0)
     write(out, _apply_scalar(second, tmp, y.reshape(x.shape), reverse1))
 
 
@@ -190,14 +223,18 @@ def reduce_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     if 0 in axes:
         fail("reduce.partition_axis", "cannot reduce over the partition axis 0")
     if axes != tuple(range(ndim - len(axes), ndim)):
-        fail("reduce.axis", f"axis {list(axes)} of a {ndim}-D tile: reduction axes must be the "
-             f"last contiguous free axes (e.g. [{ndim - 1}])")
+        fail(
+            "reduce.axis",
+            f"axis {list(axes)} of a {ndim}-D tile: reduction axes must be the "
+            f"last contiguous free axes (e.g. [{ndim - 1}])",
+        )
     return axes
 
 
 @instruction("nisa.tensor_reduce")
-def tensor_reduce(dst: Any, op: Any, data: Any, axis: Any, negate: bool = False,
-                  keepdims: bool = False, name: Any = None) -> None:
+def tensor_reduce(
+    dst: Any, op: Any, data: Any, axis: Any, negate: bool = False, keepdims: bool = False, name: Any = None
+) -> None:
     """``dst = op.reduce(data, axis)`` over trailing free axes (``-`` the result if negate)."""
     out, src = on_chip(dst, "dst"), on_chip(data, "data")
     uses(out, src)
@@ -214,8 +251,17 @@ def tensor_reduce(dst: Any, op: Any, data: Any, axis: Any, negate: bool = False,
 
 
 @instruction("nisa.tensor_tensor_scan")
-def tensor_tensor_scan(dst: Any, data0: Any, data1: Any, initial: Any, op0: Any, op1: Any,
-                       reverse0: bool = False, reverse1: bool = False, name: Any = None) -> None:
+def tensor_tensor_scan(
+    dst: Any,
+    data0: Any,
+    data1: Any,
+    initial: Any,
+    op0: Any,
+    op1: Any,
+    reverse0: bool = False,
+    reverse1: bool = False,
+    name: Any = None,
+) -> None:
     """Along the free dim: ``out[i] = (out[i-1] <op0> data0[i]) <op1> data1[i]``, with
     ``out[-1] = initial`` (a number or a [P, 1] tile)."""
     out, a, b = on_chip(dst, "dst"), on_chip(data0, "data0"), on_chip(data1, "data1")
@@ -228,7 +274,6 @@ def tensor_tensor_scan(dst: Any, data0: Any, data1: Any, initial: Any, op0: Any,
     prev = np.broadcast_to(scalar_operand(initial, p, 2, "initial"), (p, 1))[:, 0]
     result = np.empty((p, f), dtype=np.float32)
     for i in range(f):
-        prev = _apply_scalar(second, _apply_scalar(first, x[:, i], prev, not reverse0),
-                             y[:, i], reverse1)
+        prev = _apply_scalar(second, _apply_scalar(first, x[:, i], prev, not reverse0), y[:, i], reverse1)
         result[:, i] = prev
     write(out, result)

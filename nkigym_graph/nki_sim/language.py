@@ -21,8 +21,7 @@ from nkigym_graph.targets import Target
 
 
 @instruction("nl.ndarray")
-def ndarray(shape: Any, dtype: Any, buffer: Any = None, name: Any = "",
-            address: Any = None) -> Tensor:
+def ndarray(shape: Any, dtype: Any, buffer: Any = None, name: Any = "", address: Any = None) -> Tensor:
     """A new, uninitialised tensor (reads as NaN until written)."""
     return allocate(shape, dtype, buffer, name)
 
@@ -36,8 +35,13 @@ def zeros(shape: Any, dtype: Any, buffer: Any = None, name: Any = "") -> Tensor:
 @instruction("nl.zeros_like")
 def zeros_like(x: Any, dtype: Any = None, buffer: Any = None, name: Any = "") -> Tensor:
     source = tensor_arg(x, "x")
-    return allocate(source.shape, source.dtype if dtype is None else dtype,
-                    source.buffer if buffer is None else buffer, name, zero=True)
+    return allocate(
+        source.shape,
+        source.dtype if dtype is None else dtype,
+        source.buffer if buffer is None else buffer,
+        name,
+        zero=True,
+    )
 
 
 @instruction("nl.full")
@@ -61,8 +65,7 @@ def ds(start: Any, size: Any) -> slice:
     try:
         lo, n = operator.index(start), operator.index(size)
     except TypeError:
-        fail("index.type", f"nl.ds({start!r}, {size!r}) needs int start and size",
-             instruction="nl.ds")
+        fail("index.type", f"nl.ds({start!r}, {size!r}) needs int start and size", instruction="nl.ds")
     if n <= 0:
         fail("index.empty", f"nl.ds({lo}, {n}) selects nothing", instruction="nl.ds")
     return slice(lo, lo + n)

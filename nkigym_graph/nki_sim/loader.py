@@ -107,16 +107,14 @@ def _from_function(obj: Any, kernel_name: str | None) -> KernelSource:
             value = current.__globals__[name]
             if _is_nki_object(value):
                 continue
-            if isinstance(value, FunctionType) and (
-                    value.__code__.co_filename == func.__code__.co_filename):
+            if isinstance(value, FunctionType) and (value.__code__.co_filename == func.__code__.co_filename):
                 if value not in visited:
                     visited.add(value)
                     pending.append(value)
                     helpers.append(_compile_function(value)[0])
                 continue
             seed[name] = value
-    return KernelSource(code, filename, kernel_name or func.__name__, seed,
-                        helpers=tuple(helpers))
+    return KernelSource(code, filename, kernel_name or func.__name__, seed, helpers=tuple(helpers))
 
 
 def load_source(kernel_or_source: Any, kernel_name: str | None = None) -> KernelSource:
@@ -149,19 +147,21 @@ def instantiate(source: KernelSource, modules: dict[str, ModuleType]) -> Callabl
     if source.kernel_name is not None:
         found = _unwrap_kernel(namespace.get(source.kernel_name))
         if found is None:
-            raise NKISimulationError("kernel.not_found",
-                                     f"no kernel function named {source.kernel_name!r}")
+            raise NKISimulationError("kernel.not_found", f"no kernel function named {source.kernel_name!r}")
         return found
     jitted = [v for v in namespace.values() if isinstance(v, JitKernel)]
     if len(jitted) == 1:
         return jitted[0].func
     if len(jitted) > 1:
         names = ", ".join(sorted(k.func.__name__ for k in jitted))
-        raise NKISimulationError("kernel.not_found",
-                                 f"several @nki.jit kernels ({names}); pass kernel_name=")
-    functions = [v for v in namespace.values() if isinstance(v, FunctionType)
-                 and v.__code__.co_filename == source.filename]
+        raise NKISimulationError("kernel.not_found", f"several @nki.jit kernels ({names}); pass kernel_name=")
+    functions = [
+        v
+        for v in namespace.values()
+        if isinstance(v, FunctionType) and v.__code__.co_filename == source.filename
+    ]
     if len(functions) == 1:
         return functions[0]
-    raise NKISimulationError("kernel.not_found",
-                             "no @nki.jit kernel in the source (and not exactly one function)")
+    raise NKISimulationError(
+        "kernel.not_found", "no @nki.jit kernel in the source (and not exactly one function)"
+    )

@@ -28,8 +28,7 @@ def erf(x: Array) -> Array:
     sign = np.sign(x)
     a = np.abs(x)
     t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027
-                                                                          + t * 1.061405429))))
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
     return (sign * (1.0 - poly * np.exp(-a * a))).astype(x.dtype)
 
 
@@ -94,8 +93,9 @@ def _ops() -> list[MathOp]:
         "relu": lambda x: np.maximum(x, np.float32(0.0)),
         "silu": lambda x: x * _sigmoid(x),
         "gelu": lambda x: 0.5 * x * (1.0 + erf(x / np.float32(np.sqrt(2.0)))),
-        "gelu_apprx_tanh": lambda x: 0.5 * x * (
-            1.0 + np.tanh(_SQRT_2_OVER_PI * (x + np.float32(0.044715) * x * x * x))),
+        "gelu_apprx_tanh": lambda x: (
+            0.5 * x * (1.0 + np.tanh(_SQRT_2_OVER_PI * (x + np.float32(0.044715) * x * x * x)))
+        ),
         "gelu_apprx_sigmoid": lambda x: x * _sigmoid(np.float32(1.702) * x),
         "softplus": _softplus,
         "mish": lambda x: x * np.tanh(_softplus(x)),

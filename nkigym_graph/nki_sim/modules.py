@@ -94,8 +94,9 @@ def _module(name: str, attrs: dict[str, Any]) -> ModuleType:
     def missing(attr: str) -> Any:
         if attr.startswith("__"):
             raise AttributeError(attr)
-        raise NKISimulationError("api.unsupported", f"{name}.{attr} is not supported by the "
-                                 "NKI simulator", "kernel", kernel_line())
+        raise NKISimulationError(
+            "api.unsupported", f"{name}.{attr} is not supported by the NKI simulator", "kernel", kernel_line()
+        )
 
     module.__dict__.update(attrs)
     module.__dict__["__getattr__"] = missing
@@ -106,20 +107,30 @@ def build_modules(target: Target) -> dict[str, ModuleType]:
     """Fresh mock modules for one run on ``target``, keyed by import name."""
     core = str(target.facts.get("core", ""))
     version = isa_enums.nc_version.gen2 if core.endswith("v2") else isa_enums.nc_version.gen3
-    lang = _module("nki.language", {
-        **NKI_DTYPES, **BUFFERS, **MATH_OPS, **_LANGUAGE_FUNCTIONS,
-        "tile_size": language.tile_size_for(target),
-    })
-    isa = _module("nki.isa", {
-        **_ISA_FUNCTIONS, **isa_enums.ENGINE_ALIASES,
-        "engine": isa_enums.engine,
-        "reduce_cmd": isa_enums.reduce_cmd,
-        "dge_mode": isa_enums.dge_mode,
-        "oob_mode": isa_enums.oob_mode,
-        "matmul_perf_mode": isa_enums.matmul_perf_mode,
-        "nc_version": isa_enums.nc_version,
-        "get_nc_version": lambda: version,
-    })
+    lang = _module(
+        "nki.language",
+        {
+            **NKI_DTYPES,
+            **BUFFERS,
+            **MATH_OPS,
+            **_LANGUAGE_FUNCTIONS,
+            "tile_size": language.tile_size_for(target),
+        },
+    )
+    isa = _module(
+        "nki.isa",
+        {
+            **_ISA_FUNCTIONS,
+            **isa_enums.ENGINE_ALIASES,
+            "engine": isa_enums.engine,
+            "reduce_cmd": isa_enums.reduce_cmd,
+            "dge_mode": isa_enums.dge_mode,
+            "oob_mode": isa_enums.oob_mode,
+            "matmul_perf_mode": isa_enums.matmul_perf_mode,
+            "nc_version": isa_enums.nc_version,
+            "get_nc_version": lambda: version,
+        },
+    )
     typing_mod = _module("nki.typing", {"tensor": Tensor})
     nki = _module("nki", {"jit": jit, "language": lang, "isa": isa, "typing": typing_mod})
     neuronxcc = _module("neuronxcc", {"nki": nki})
@@ -137,8 +148,7 @@ def build_modules(target: Target) -> dict[str, ModuleType]:
 
 
 def _is_mocked(name: str) -> bool:
-    return name == "neuronxcc" or any(name == p or name.startswith(p + ".")
-                                      for p in ("nki", "neuronxcc.nki"))
+    return name == "neuronxcc" or any(name == p or name.startswith(p + ".") for p in ("nki", "neuronxcc.nki"))
 
 
 def kernel_builtins(modules: dict[str, ModuleType]) -> dict[str, Any]:
@@ -146,8 +156,9 @@ def kernel_builtins(modules: dict[str, ModuleType]) -> dict[str, Any]:
     import for everything else."""
     real_import = builtins.__import__
 
-    def nki_import(name: str, globals: Any = None, locals: Any = None,
-                   fromlist: Any = (), level: int = 0) -> Any:
+    def nki_import(
+        name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
+    ) -> Any:
         if level == 0 and _is_mocked(name):
             if name not in modules:
                 raise ModuleNotFoundError(f"No module named {name!r} in the NKI simulator")

@@ -48,14 +48,16 @@ def check_dst(dst: Tensor, partitions: int, elements: int, what: str) -> None:
     """``dst`` must hold ``partitions`` x ``elements`` like the result (``dst.shape``)."""
     got = layout(dst)
     if got != (partitions, elements):
-        fail("dst.shape", f"dst {dst.shape} ({got[0]} partitions x {got[1]} elements) does not "
-             f"match {what} ({partitions} partitions x {elements} elements)")
+        fail(
+            "dst.shape",
+            f"dst {dst.shape} ({got[0]} partitions x {got[1]} elements) does not "
+            f"match {what} ({partitions} partitions x {elements} elements)",
+        )
 
 
 def same_layout(first: Tensor, second: Tensor, rule: str, what: str) -> None:
     if layout(first) != layout(second):
-        fail(rule, f"{what}: {first.shape} and {second.shape} differ in partitions or "
-             f"elements per partition")
+        fail(rule, f"{what}: {first.shape} and {second.shape} differ in partitions or elements per partition")
 
 
 def as_f32(tensor: Tensor) -> Array:
@@ -85,8 +87,7 @@ def number(value: Any, role: str) -> float | int:
     fail("operand.value", f"{role} must be a number, got {type(value).__name__}")
 
 
-def scalar_operand(value: Any, partitions: int, ndim: int, role: str,
-                   integer: bool = False) -> Any:
+def scalar_operand(value: Any, partitions: int, ndim: int, role: str, integer: bool = False) -> Any:
     """A compile-time number, or a [P, 1] tile broadcast along the free dims; integers
     stay integers when the instruction computes in integers."""
     if isinstance(value, Tensor):
@@ -94,23 +95,28 @@ def scalar_operand(value: Any, partitions: int, ndim: int, role: str,
             touch(current().step, value)
             data = value.data.astype(np.int64) if integer else as_f32(value)
             return data.reshape((partitions,) + (1,) * (ndim - 1))
-        fail("scalar.operand", f"{role} tile {value.shape} in {value.buffer.label} must be an "
-             f"on-chip [{partitions}, 1] vector")
+        fail(
+            "scalar.operand",
+            f"{role} tile {value.shape} in {value.buffer.label} must be an on-chip [{partitions}, 1] vector",
+        )
     if isinstance(value, numbers.Real | np.number) and not isinstance(value, bool | np.bool_):
         if integer and float(value).is_integer():
             return np.int64(round(float(value)))
         return np.float32(value)
-    fail("scalar.operand", f"{role} must be a number or a [{partitions}, 1] tile, "
-         f"got {type(value).__name__}")
+    fail("scalar.operand", f"{role} must be a number or a [{partitions}, 1] tile, got {type(value).__name__}")
 
 
-def op_arg(value: Any, role: str, *, unary: bool = False, binary: bool = False,
-           reducer: bool = False) -> MathOp:
+def op_arg(
+    value: Any, role: str, *, unary: bool = False, binary: bool = False, reducer: bool = False
+) -> MathOp:
     """An NKI operator usable the way the instruction needs it (``op.invalid``)."""
     if not isinstance(value, MathOp):
         fail("op.invalid", f"{role} must be an nl operator such as nl.add, got {value!r}")
-    if (unary and value.unary is None) or (binary and value.binary is None) or (
-            reducer and value.reducer is None):
+    if (
+        (unary and value.unary is None)
+        or (binary and value.binary is None)
+        or (reducer and value.reducer is None)
+    ):
         kind = "an activation function" if unary else "a reduction" if reducer else "a binary"
         fail("op.invalid", f"{role}={value!r} is not {kind} operator")
     return value

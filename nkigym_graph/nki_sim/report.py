@@ -24,6 +24,8 @@ class SimulationReport:
     psum_capacity: int
 
     def __str__(self) -> str:
-        return (f"{self.target}: {self.instructions} instructions, "
-                f"peak SBUF {self.peak_sbuf_bytes}/{self.sbuf_capacity} B/partition, "
-                f"peak PSUM {self.peak_psum_bytes}/{self.psum_capacity} B/partition")
+        return (
+            f"{self.target}: {self.instructions} instructions, "
+            f"peak SBUF {self.peak_sbuf_bytes}/{self.sbuf_capacity} B/partition, "
+            f"peak PSUM {self.peak_psum_bytes}/{self.psum_capacity} B/partition"
+        )

@@ -47,18 +47,19 @@ def _python_error(exc: Exception, source: KernelSource, rule: str | None = None)
     line = traceback_line(exc.__traceback__, source.filename)
     if isinstance(exc, AssertionError):
         text = str(exc) or "assert failed"
-        return NKISimulationError(rule or "kernel.assert", f"kernel assertion: {text}",
-                                  "kernel", line)
-    return NKISimulationError(rule or "kernel.exception", f"{type(exc).__name__}: {exc}",
-                              "kernel", line)
+        return NKISimulationError(rule or "kernel.assert", f"kernel assertion: {text}", "kernel", line)
+    return NKISimulationError(rule or "kernel.exception", f"{type(exc).__name__}: {exc}", "kernel", line)
 
 
 def _wrap(value: Any, name: str) -> Any:
     if not isinstance(value, np.ndarray) or value.ndim == 0:
         return value
     if to_dtype(value.dtype) is None:
-        raise NKISimulationError("input.dtype", f"argument {name!r} has dtype {value.dtype}, "
-                                 "which NKI does not support (e.g. float32, bfloat16, int32)")
+        raise NKISimulationError(
+            "input.dtype",
+            f"argument {name!r} has dtype {value.dtype}, "
+            "which NKI does not support (e.g. float32, bfloat16, int32)",
+        )
     array = value if value.flags.c_contiguous else np.ascontiguousarray(value)
     return wrap_input(array, name)
 
@@ -73,14 +74,16 @@ def _def_line(kernel: Callable[..., Any]) -> int:
     return code.co_firstlineno
 
 
-def _bind(kernel: Callable[..., Any], arrays: tuple[Any, ...],
-          kwargs: dict[str, Any]) -> inspect.BoundArguments:
+def _bind(
+    kernel: Callable[..., Any], arrays: tuple[Any, ...], kwargs: dict[str, Any]
+) -> inspect.BoundArguments:
     signature = inspect.signature(kernel)
     try:
         bound = signature.bind(*arrays, **kwargs)
     except TypeError as exc:
-        raise NKISimulationError("kernel.arguments", f"{kernel.__name__}{signature}: {exc}",
-                                 "kernel", _def_line(kernel)) from None
+        raise NKISimulationError(
+            "kernel.arguments", f"{kernel.__name__}{signature}: {exc}", "kernel", _def_line(kernel)
+        ) from None
     for name, value in bound.arguments.items():
         kind = signature.parameters[name].kind
         if kind is inspect.Parameter.VAR_POSITIONAL:
@@ -94,8 +97,11 @@ def _bind(kernel: Callable[..., Any], arrays: tuple[Any, ...],
 
 def _return_line(kernel: Callable[..., Any]) -> int:
     """The line of the kernel's return statement when it has exactly one (else 0)."""
-    lines = {i.positions.lineno for i in dis.get_instructions(kernel)
-             if i.opname in ("RETURN_VALUE", "RETURN_CONST") and i.positions is not None}
+    lines = {
+        i.positions.lineno
+        for i in dis.get_instructions(kernel)
+        if i.opname in ("RETURN_VALUE", "RETURN_CONST") and i.positions is not None
+    }
     return (lines.pop() or 0) if len(lines) == 1 else 0
 
 
@@ -103,9 +109,12 @@ def _output(value: Any, kernel: Callable[..., Any]) -> Any:
     if isinstance(value, Tensor):
         if value.buffer.on_chip:
             raise NKISimulationError(
-                "return.buffer", f"the kernel returns {value.record.describe()}; return "
-                "HBM tensors (nl.ndarray(..., buffer=nl.shared_hbm))", "kernel",
-                _return_line(kernel))
+                "return.buffer",
+                f"the kernel returns {value.record.describe()}; return "
+                "HBM tensors (nl.ndarray(..., buffer=nl.shared_hbm))",
+                "kernel",
+                _return_line(kernel),
+            )
         return value.data if value.data is value.storage.values else np.array(value.data)
     if isinstance(value, tuple | list):
         return tuple(_output(v, kernel) for v in value)
@@ -123,7 +132,9 @@ def _check_capacity(state: RunState) -> None:
                 f"live {buffer.label} reaches {peak.overflow_bytes} bytes per partition > "
                 f"{cap} ({state.target.name}) when {rec.describe()} is allocated "
                 f"({peak.live_at_overflow} tiles live)",
-                rec.instruction, rec.line)
+                rec.instruction,
+                rec.line,
+            )
 
 
 class Simulator:
@@ -138,12 +149,14 @@ class Simulator:
     :class:`SimulationReport` of the latest run (also when its capacity check failed).
     """
 
-    def __init__(self, kernel_or_source: Any, *, target: str | Target = "trn2",
-                 kernel_name: str | None = None) -> None:
+    def __init__(
+        self, kernel_or_source: Any, *, target: str | Target = "trn2", kernel_name: str | None = None
+    ) -> None:
         self.target = get_target(target)
         if self.target.family != "neuron":
-            raise NKISimulationError("target.family", f"target {self.target.name} is not an "
-                                     "AWS Neuron core", "simulate")
+            raise NKISimulationError(
+                "target.family", f"target {self.target.name} is not an AWS Neuron core", "simulate"
+            )
         self.source = load_source(kernel_or_source, kernel_name)
         self.report: SimulationReport | None = None
 
@@ -159,8 +172,7 @@ class Simulator:
 
     def _last_report(self) -> SimulationReport:
         if self.report is None:
-            raise NKISimulationError("simulation.inactive", "run() the simulator first",
-                                     "simulate")
+            raise NKISimulationError("simulation.inactive", "run() the simulator first", "simulate")
         return self.report
 
     def run(self, *arrays: Any, **kwargs: Any) -> Any:
@@ -203,8 +215,14 @@ class Simulator:
         )
 
 
-def simulate(kernel_or_source: Any, *arrays: Any, target: str | Target = "trn2",
-             kernel_name: str | None = None, report: bool = False, **kwargs: Any) -> Any:
+def simulate(
+    kernel_or_source: Any,
+    *arrays: Any,
+    target: str | Target = "trn2",
+    kernel_name: str | None = None,
+    report: bool = False,
+    **kwargs: Any,
+) -> Any:
     """Run an NKI kernel on numpy arrays and return its output(s).
 
     ``report=True`` returns ``(outputs, SimulationReport)``. Keyword arguments other than

@@ -61,9 +61,7 @@ def current() -> RunState:
     """The running simulation (NKI calls outside one are errors)."""
     state = _ACTIVE.get()
     if state is None:
-        raise NKISimulationError(
-            "simulation.inactive", "NKI objects only work inside nki_sim.simulate()"
-        )
+        raise NKISimulationError("simulation.inactive", "NKI objects only work inside nki_sim.simulate()")
     return state
 
 
@@ -90,8 +88,9 @@ def traceback_line(tb: TracebackType | None, filename: str) -> int:
     return line
 
 
-def error(rule: str, detail: str, instruction: str | None = None,
-          outside: str = "kernel") -> NKISimulationError:
+def error(
+    rule: str, detail: str, instruction: str | None = None, outside: str = "kernel"
+) -> NKISimulationError:
     """An error for ``rule`` at the kernel line; the instruction is ``instruction``, else
     the running one, else ``outside`` (e.g. ``"tensor indexing"``)."""
     if rule not in RULES:
@@ -101,7 +100,6 @@ def error(rule: str, detail: str, instruction: str | None = None,
     return NKISimulationError(rule, detail, name, kernel_line(sys._getframe(1)))
 
 
-def fail(rule: str, detail: str, instruction: str | None = None,
-         outside: str = "kernel") -> NoReturn:
+def fail(rule: str, detail: str, instruction: str | None = None, outside: str = "kernel") -> NoReturn:
     """Raise :func:`error`."""
     raise error(rule, detail, instruction, outside)

@@ -132,8 +132,10 @@ class Tensor:
         try:
             data = self.data.view(target)
         except ValueError as exc:
-            fail("view.reshape", f"cannot view {self.shape} {dtype_name(self.dtype)} as "
-                 f"{dtype_name(target)}: {exc}")
+            fail(
+                "view.reshape",
+                f"cannot view {self.shape} {dtype_name(self.dtype)} as {dtype_name(target)}: {exc}",
+            )
         return self._view(data, self.psum_state)
 
     def ap(self, pattern: Any, offset: int = 0, dtype: Any = None) -> Tensor:
@@ -153,13 +155,19 @@ class Tensor:
         start = address(self.data) - address(owner) + int(offset) * size
         extent = 1 + sum((num - 1) * step for step, num in pairs)
         if start < 0 or start + extent * size > owner.nbytes or start % size:
-            fail("view.ap", f"pattern {pairs} at offset {offset} leaves the {owner.nbytes}-byte "
-                 f"allocation {self.record.describe()}")
+            fail(
+                "view.ap",
+                f"pattern {pairs} at offset {offset} leaves the {owner.nbytes}-byte "
+                f"allocation {self.record.describe()}",
+            )
         nums = tuple(num for _, num in pairs)
         limit = self.record.shape[0] if self.buffer.on_chip else None
         if limit is not None and (len(nums) < 2 or nums[0] > limit):
-            fail("view.ap", f"an on-chip access pattern needs a partition pair and at most "
-                 f"{limit} partitions, got {pairs}")
+            fail(
+                "view.ap",
+                f"an on-chip access pattern needs a partition pair and at most "
+                f"{limit} partitions, got {pairs}",
+            )
         flat = owner.reshape(-1).view(np.uint8)[start : start + extent * size].view(target)
         data = as_strided(flat, shape=nums, strides=tuple(step * size for step, _ in pairs))
         state = None

@@ -138,8 +138,9 @@ def _unary(op: MathOp, x: Any, dtype: Any = None) -> Any:
 def _binary(op: MathOp, x: Any, y: Any, dtype: Any = None) -> Any:
     assert op.binary is not None
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
-        return op.binary(np.asarray(number(x, "x"), dtype=np.float32),
-                         np.asarray(number(y, "y"), dtype=np.float32)).item()
+        return op.binary(
+            np.asarray(number(x, "x"), dtype=np.float32), np.asarray(number(y, "y"), dtype=np.float32)
+        ).item()
     a, b = _values(x, "x"), _values(y, "y")
     try:
         shape = np.broadcast_shapes(np.shape(a), np.shape(b))
@@ -162,7 +163,11 @@ def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
 
 
 _REDUCERS: dict[str, Callable[..., Any]] = {
-    "sum": np.sum, "prod": np.prod, "mean": np.mean, "max": np.max, "min": np.min,
+    "sum": np.sum,
+    "prod": np.prod,
+    "mean": np.mean,
+    "max": np.max,
+    "min": np.min,
 }
 
 
@@ -199,11 +204,13 @@ def call_math_op(op: MathOp, *args: Any, **kwargs: Any) -> Any:
     call = _OP_CALLS.get(op.name)
     if call is None:
         if op.unary is not None:
+
             def call_unary(x: Any, dtype: Any = None) -> Any:
                 return _unary(op, x, dtype)
 
             call = instruction(f"nl.{op.name}")(call_unary)
         else:
+
             def call_binary(x: Any, y: Any, dtype: Any = None) -> Any:
                 return _binary(op, x, y, dtype)
 
@@ -233,8 +240,7 @@ def _update(target: Tensor, name: str, other: Any) -> Tensor:
 
 
 _UPDATES = {
-    name: instruction(f"tensor {symbol}")(
-        lambda target, other, _name=name: _update(target, _name, other))
+    name: instruction(f"tensor {symbol}")(lambda target, other, _name=name: _update(target, _name, other))
     for name, symbol in (("add", "+="), ("subtract", "-="), ("multiply", "*="))
 }
 
@@ -246,9 +252,12 @@ def update_in_place(target: Tensor, name: str, other: Any) -> Tensor:
 
 
 def _same_view(a: Tensor, b: Tensor) -> bool:
-    return (a.storage is b.storage and a.data.shape == b.data.shape
-            and a.data.strides == b.data.strides
-            and a.data.__array_interface__["data"] == b.data.__array_interface__["data"])
+    return (
+        a.storage is b.storage
+        and a.data.shape == b.data.shape
+        and a.data.strides == b.data.strides
+        and a.data.__array_interface__["data"] == b.data.__array_interface__["data"]
+    )
 
 
 @instruction("tensor assignment")

@@ -58,8 +58,12 @@ class DimensionAnalysis:
     __slots__ = ("_by_root", "_trace", "calls", "output", "params")
 
     def __init__(
-        self, trace: Trace, output: TracedTensor, dims: dict[int, Dimension],
-        calls: tuple[Call, ...], params: tuple[str, ...],
+        self,
+        trace: Trace,
+        output: TracedTensor,
+        dims: dict[int, Dimension],
+        calls: tuple[Call, ...],
+        params: tuple[str, ...],
     ) -> None:
         self._trace = trace
         self._by_root = dims

@@ -33,8 +33,13 @@ class Call:
     __slots__ = ("attrs", "index", "inputs", "op", "out_axes", "reduced")
 
     def __init__(
-        self, op: Op, inputs: tuple[TracedTensor, ...], attrs: Attrs, index: int,
-        out_axes: tuple[int, ...], reduced: tuple[int, ...],
+        self,
+        op: Op,
+        inputs: tuple[TracedTensor, ...],
+        attrs: Attrs,
+        index: int,
+        out_axes: tuple[int, ...],
+        reduced: tuple[int, ...],
     ) -> None:
         self.op = op
         self.inputs = inputs

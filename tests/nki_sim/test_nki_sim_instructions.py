@@ -29,7 +29,9 @@ out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
 
 
 def test_tensor_scalar_vector_operand_reverse_and_second_op() -> None:
-    body = LOAD_X + """
+    body = (
+        LOAD_X
+        + """
 v = nl.ndarray((x.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
 nisa.dma_copy(dst=v, src=col)
 nisa.tensor_scalar(dst=r, data=t, op0=nl.subtract, operand0=v, reverse0=True,
@@ -37,13 +39,16 @@ nisa.tensor_scalar(dst=r, data=t, op0=nl.subtract, operand0=v, reverse0=True,
 nisa.dma_copy(dst=out, src=r)
 return out
 """
+    )
     x, col = _rand((64, 10)), _rand((64, 1), 1)
     out = simulate(_kernel("x, col", body), x, col)
     np.testing.assert_allclose(out, (col - x) * 3.0, rtol=1e-6)
 
 
 def test_scalar_tensor_tensor() -> None:
-    body = LOAD_X + """
+    body = (
+        LOAD_X
+        + """
 u = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
 nisa.dma_copy(dst=u, src=y)
 nisa.scalar_tensor_tensor(dst=r, data=t, op0=nl.multiply, operand0=2.0, op1=nl.subtract,
@@ -51,12 +56,14 @@ nisa.scalar_tensor_tensor(dst=r, data=t, op0=nl.multiply, operand0=2.0, op1=nl.s
 nisa.dma_copy(dst=out, src=r)
 return out
 """
+    )
     x, y = _rand((32, 16)), _rand((32, 16), 1)
     np.testing.assert_allclose(simulate(_kernel("x, y", body), x, y), y - 2.0 * x, rtol=1e-6)
 
 
-@pytest.mark.parametrize(("op", "reduce"), [("add", np.sum), ("maximum", np.max),
-                                            ("minimum", np.min), ("multiply", np.prod)])
+@pytest.mark.parametrize(
+    ("op", "reduce"), [("add", np.sum), ("maximum", np.max), ("minimum", np.min), ("multiply", np.prod)]
+)
 def test_tensor_reduce_over_trailing_axes_with_negate(op: str, reduce) -> None:
     body = f"""
 t = nl.ndarray((16, 3, 4), dtype=x.dtype, buffer=nl.sbuf)
@@ -73,13 +80,16 @@ return out
 
 
 def test_tensor_tensor_scan_recurrence() -> None:
-    body = LOAD_X + """
+    body = (
+        LOAD_X
+        + """
 u = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
 nisa.dma_copy(dst=u, src=y)
 nisa.tensor_tensor_scan(dst=r, data0=t, data1=u, initial=0.5, op0=nl.multiply, op1=nl.add)
 nisa.dma_copy(dst=out, src=r)
 return out
 """
+    )
     x, y = _rand((8, 20)), _rand((8, 20), 1)
     expected = np.empty_like(x)
     prev = np.full(8, 0.5, np.float32)
@@ -90,7 +100,9 @@ return out
 
 
 def test_activation_accumulates_in_scalar_engine_registers() -> None:
-    body = LOAD_X + """
+    body = (
+        LOAD_X
+        + """
 s = nl.ndarray((x.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
 nisa.activation(dst=r, op=nl.exp, data=t, reduce_cmd=nisa.reduce_cmd.reset)
 nisa.activation(dst=r, op=nl.exp, data=t, reduce_op=nl.add, reduce_cmd=nisa.reduce_cmd.reduce)
@@ -100,6 +112,7 @@ result = nl.ndarray((x.shape[0], 1), dtype=nl.float32, buffer=nl.shared_hbm)
 nisa.dma_copy(dst=result, src=s)
 return result
 """
+    )
     x = _rand((32, 12))
     out = simulate(_kernel("x", body), x)
     expected = np.exp(x).sum(axis=1) + np.square(x).sum(axis=1)
@@ -207,7 +220,9 @@ return out
     np.testing.assert_array_equal(simulate(_kernel("x", body), x), x + x)
 
 
-OLD_STYLE = HEADER + """
+OLD_STYLE = (
+    HEADER
+    + """
 @nki.jit
 def old_style(lhsT, rhs, x):
     K, M = lhsT.shape
@@ -236,6 +251,7 @@ def old_style(lhsT, rhs, x):
                                       nl.load(rhs[0:128, :]))))
     return result, stats, flipped, plain
 """
+)
 
 
 def test_old_style_value_helpers() -> None:

@@ -24,9 +24,9 @@ def scale_rows(x, factor):
     out = nl.ndarray((rows, cols), dtype=x.dtype, buffer=nl.shared_hbm)
     for r in nl.affine_range(rows // TILE):
         tile = nl.ndarray((TILE, cols), dtype=x.dtype, buffer=nl.sbuf)
-        nisa.dma_copy(dst=tile, src=x[r * TILE:(r + 1) * TILE, :])
+        nisa.dma_copy(dst=tile, src=x[r * TILE : (r + 1) * TILE, :])
         nisa.tensor_scalar(dst=tile, data=tile, op0=nl.multiply, operand0=factor)
-        nisa.dma_copy(dst=out[r * TILE:(r + 1) * TILE, :], src=tile)
+        nisa.dma_copy(dst=out[r * TILE : (r + 1) * TILE, :], src=tile)
     return out
 
 
@@ -167,8 +167,7 @@ def test_errors_in_helper_functions_name_the_helper_line() -> None:
     x = np.zeros((128, 64), np.float32)
     y = np.zeros((128, 32), np.float32)
     with pytest.raises(NKISimulationError) as caught:
-        simulate(IN_PLACE.replace("result = nl.ndarray((128, 64)", "result = nl.ndarray((128, 32)"),
-                 x, y)
+        simulate(IN_PLACE.replace("result = nl.ndarray((128, 64)", "result = nl.ndarray((128, 32)"), x, y)
     helper_line = IN_PLACE.splitlines().index("    nisa.activation(dst=dst, op=nl.relu, data=src)")
     assert (caught.value.rule, caught.value.line) == ("dst.shape", helper_line + 1)
 

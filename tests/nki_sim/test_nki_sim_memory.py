@@ -9,7 +9,9 @@ from nkigym_graph.nki_sim import NKISimulationError, SimulationReport, Simulator
 
 HEADER = "import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n"
 
-PARTIAL_WRITE = HEADER + """
+PARTIAL_WRITE = (
+    HEADER
+    + """
 @nki.jit
 def partial(x):
     out = nl.ndarray((128, 64), nl.float32, buffer=nl.shared_hbm)
@@ -18,6 +20,7 @@ def partial(x):
     nisa.dma_copy(dst=out[0:64, :], src=tile[0:64, :])
     return out
 """
+)
 
 
 def test_unwritten_sbuf_and_hbm_read_as_nan() -> None:
@@ -28,7 +31,9 @@ def test_unwritten_sbuf_and_hbm_read_as_nan() -> None:
     assert np.isnan(out[64:, :]).all()  # HBM rows never stored
 
 
-READ_OUTPUT_FIRST = HEADER + """
+READ_OUTPUT_FIRST = (
+    HEADER
+    + """
 @nki.jit
 def read_back(x):
     out = nl.ndarray((128, 64), nl.float32, buffer=nl.shared_hbm)
@@ -38,6 +43,7 @@ def read_back(x):
     nisa.dma_copy(dst=out, src=tile)
     return out
 """
+)
 
 
 def test_reading_an_output_before_writing_it_reads_nan() -> None:
@@ -45,7 +51,9 @@ def test_reading_an_output_before_writing_it_reads_nan() -> None:
     assert np.isnan(out).all()
 
 
-INT_TILE = HEADER + """
+INT_TILE = (
+    HEADER
+    + """
 @nki.jit
 def int_tile(x):
     out = nl.ndarray((128, 4), nl.int32, buffer=nl.shared_hbm)
@@ -53,6 +61,7 @@ def int_tile(x):
     nisa.dma_copy(dst=out, src=tile)
     return out
 """
+)
 
 
 def test_uninitialised_integers_read_as_the_most_negative_value() -> None:
@@ -60,7 +69,9 @@ def test_uninitialised_integers_read_as_the_most_negative_value() -> None:
     assert (out == np.iinfo(np.int32).min).all()
 
 
-TILED = HEADER + """
+TILED = (
+    HEADER
+    + """
 @nki.jit
 def tiled(lhsT, rhs):
     K, M = lhsT.shape
@@ -80,8 +91,11 @@ def tiled(lhsT, rhs):
             nisa.dma_copy(dst=result[m * 128:(m + 1) * 128, n * 512:(n + 1) * 512], src=res)
     return result
 """
+)
 
-HOISTED = HEADER + """
+HOISTED = (
+    HEADER
+    + """
 @nki.jit
 def hoisted(lhsT, rhs):
     K, M = lhsT.shape
@@ -103,12 +117,12 @@ def hoisted(lhsT, rhs):
             nisa.dma_copy(dst=result[m * 128:(m + 1) * 128, n * 512:(n + 1) * 512], src=res)
     return result
 """
+)
 
 
 def _operands(k: int, m: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(1)
-    return (rng.standard_normal((k, m), dtype=np.float32),
-            rng.standard_normal((k, n), dtype=np.float32))
+    return (rng.standard_normal((k, m), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32))
 
 
 def test_tiled_matmul_report() -> None:
@@ -137,7 +151,9 @@ def test_hoisted_matmul_report_counts_every_live_tile() -> None:
     assert sim.peak_psum_bytes == (m // 128) * 512 * 4
 
 
-REBIND = HEADER + """
+REBIND = (
+    HEADER
+    + """
 @nki.jit
 def rebind(x):
     out = nl.ndarray((128, 4), nl.float32, buffer=nl.shared_hbm)
@@ -147,6 +163,7 @@ def rebind(x):
         nisa.dma_copy(dst=out, src=big[:, 0:4])
     return out
 """
+)
 
 
 def test_rebinding_a_tile_in_a_loop_does_not_count_both() -> None:
@@ -155,7 +172,9 @@ def test_rebinding_a_tile_in_a_loop_does_not_count_both() -> None:
     assert report.peak_sbuf_bytes == 30000 * 4
 
 
-HELD = HEADER + """
+HELD = (
+    HEADER
+    + """
 @nki.jit
 def held(x):
     out = nl.ndarray((128, 4), nl.float32, buffer=nl.shared_hbm)
@@ -168,6 +187,7 @@ def held(x):
         nisa.dma_copy(dst=out, src=big[:, 0:4])
     return out
 """
+)
 
 
 def test_tiles_used_later_stay_live_and_overflow_sbuf() -> None:

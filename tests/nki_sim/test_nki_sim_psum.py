@@ -69,21 +69,25 @@ def test_zeroed_psum_is_overwritten_by_the_first_matmul() -> None:
 
 
 def test_reading_psum_does_not_end_the_group() -> None:
-    body = "\n".join([
-        MM.format(extra=""),
-        "peek = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)",
-        "nisa.tensor_copy(dst=peek, src=acc)",
-        MM.format(extra=""),
-    ])
+    body = "\n".join(
+        [
+            MM.format(extra=""),
+            "peek = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)",
+            "nisa.tensor_copy(dst=peek, src=acc)",
+            MM.format(extra=""),
+        ]
+    )
     out, product = _run(body)
     np.testing.assert_allclose(out, 2 * product, rtol=1e-5, atol=1e-4)
 
 
 def test_accumulation_state_is_per_element() -> None:
-    body = "\n".join([
-        "nisa.nc_matmul(dst=acc[:, 0:256], stationary=xs, moving=ys[:, 0:256])",
-        MM.format(extra=""),
-    ])
+    body = "\n".join(
+        [
+            "nisa.nc_matmul(dst=acc[:, 0:256], stationary=xs, moving=ys[:, 0:256])",
+            MM.format(extra=""),
+        ]
+    )
     out, product = _run(body)
     np.testing.assert_allclose(out[:, :256], 2 * product[:, :256], rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(out[:, 256:], product[:, 256:], rtol=1e-5, atol=1e-4)
@@ -98,12 +102,14 @@ def test_matmul_after_memset_and_matmul_is_flagged() -> None:
 
 
 def test_mixed_state_with_partial_non_matmul_write_is_flagged() -> None:
-    body = "\n".join([
-        "nisa.nc_matmul(dst=acc[:, 0:256], stationary=xs, moving=ys[:, 0:256])",
-        "nisa.memset(dst=acc[:, 0:128], value=0.0)",
-        "nisa.memset(dst=acc[:, 300:400], value=0.0)",
-        MM.format(extra=""),
-    ])
+    body = "\n".join(
+        [
+            "nisa.nc_matmul(dst=acc[:, 0:256], stationary=xs, moving=ys[:, 0:256])",
+            "nisa.memset(dst=acc[:, 0:128], value=0.0)",
+            "nisa.memset(dst=acc[:, 300:400], value=0.0)",
+            MM.format(extra=""),
+        ]
+    )
     with pytest.raises(NKISimulationError, match="accumulate_non_matmul"):
         _run(body)
 

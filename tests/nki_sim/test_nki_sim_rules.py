@@ -49,33 +49,38 @@ def _input() -> np.ndarray:
 
 CASES: list[tuple[str, str, str]] = [
     # allocation
-    ("alloc.partition_limit", "nl.ndarray",
-     "t = nl.ndarray((256, 64), nl.float32, buffer=nl.sbuf)  # BAD"),
+    ("alloc.partition_limit", "nl.ndarray", "t = nl.ndarray((256, 64), nl.float32, buffer=nl.sbuf)  # BAD"),
     ("alloc.rank", "nl.ndarray", "t = nl.ndarray((128,), nl.float32, buffer=nl.sbuf)  # BAD"),
     ("alloc.shape", "nl.ndarray", "t = nl.ndarray((128, 0), nl.float32, buffer=nl.sbuf)  # BAD"),
     ("alloc.dtype", "nl.ndarray", "t = nl.ndarray((128, 4), 'float64', buffer=nl.sbuf)  # BAD"),
     ("alloc.buffer", "nl.ndarray", "t = nl.ndarray((128, 4), nl.float32, buffer='dram')  # BAD"),
-    ("alloc.partition_limit", "nl.zeros",
-     "t = nl.zeros((129, 4), nl.float32, buffer=nl.psum)  # BAD"),
+    ("alloc.partition_limit", "nl.zeros", "t = nl.zeros((129, 4), nl.float32, buffer=nl.psum)  # BAD"),
     ("sbuf.capacity", "nl.ndarray", "t = nl.ndarray((128, 50000), nl.float32)  # BAD"),
-    ("sbuf.capacity", "nl.ndarray", """
+    (
+        "sbuf.capacity",
+        "nl.ndarray",
+        """
         big1 = nl.ndarray((128, 30000), nl.float32, buffer=nl.sbuf)
         nisa.memset(dst=big1, value=0.0)
         big2 = nl.ndarray((128, 30000), nl.float32, buffer=nl.sbuf)  # BAD
         nisa.tensor_copy(dst=big2, src=big1)
-    """),
-    ("psum.capacity", "nl.ndarray", """
+    """,
+    ),
+    (
+        "psum.capacity",
+        "nl.ndarray",
+        """
         banks = []
         for i in range(8):
             banks.append(nl.ndarray((128, 512), nl.float32, buffer=nl.psum))
         extra = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)  # BAD
         for bank in banks:
             nisa.memset(dst=bank, value=0.0)
-    """),
+    """,
+    ),
     # indexing and views
     ("index.bounds", "tensor indexing", "v = a[0:256, 0:512]  # BAD"),
-    ("index.bounds", "tensor indexing",
-     "nisa.tensor_copy(dst=w[:, nl.ds(120, 16)], src=w[:, 0:16])  # BAD"),
+    ("index.bounds", "tensor indexing", "nisa.tensor_copy(dst=w[:, nl.ds(120, 16)], src=w[:, 0:16])  # BAD"),
     ("index.step", "tensor indexing", "v = a[:, 0:512:-1]  # BAD"),
     ("index.empty", "tensor indexing", "v = a[:, 5:5]  # BAD"),
     ("index.rank", "tensor indexing", "v = a[0:1, 0:2, 0:3]  # BAD"),
@@ -88,106 +93,180 @@ CASES: list[tuple[str, str, str]] = [
     ("operand.type", "nisa.memset", "nisa.memset(dst=3, value=0.0)  # BAD"),
     ("operand.buffer", "nisa.tensor_copy", "nisa.tensor_copy(dst=s, src=a)  # BAD"),
     ("operand.rank", "nisa.memset", "nisa.memset(dst=s[:, 0], value=0.0)  # BAD"),
-    ("operand.readonly", "nisa.memset", """
+    (
+        "operand.readonly",
+        "nisa.memset",
+        """
         b = nl.broadcast_to(s[0:1, :], (128, 512))
         nisa.memset(dst=b, value=1.0)  # BAD
-    """),
+    """,
+    ),
     ("operand.value", "nisa.memset", "nisa.memset(dst=s, value='one')  # BAD"),
-    ("engine.psum", "nisa.memset",
-     "nisa.memset(dst=p, value=0.0, engine=nisa.engine.gpsimd)  # BAD"),
+    ("engine.psum", "nisa.memset", "nisa.memset(dst=p, value=0.0, engine=nisa.engine.gpsimd)  # BAD"),
     ("dst.shape", "nisa.tensor_copy", "nisa.tensor_copy(dst=w, src=s)  # BAD"),
     ("dst.shape", "nisa.activation", "nisa.activation(dst=w, op=nl.exp, data=s)  # BAD"),
     ("op.invalid", "nisa.activation", "nisa.activation(dst=s, op=nl.add, data=s)  # BAD"),
-    ("op.invalid", "nisa.tensor_reduce",
-     "nisa.tensor_reduce(dst=s[:, 0:1], op=nl.exp, data=s, axis=1)  # BAD"),
-    ("dtype.bitvec", "nisa.tensor_tensor",
-     "nisa.tensor_tensor(dst=s, data1=s, data2=s, op=nl.bitwise_and)  # BAD"),
-    ("unknown_keyword", "nisa.nc_matmul",
-     "nisa.nc_matmul(dst=p, stationary=w, moving=s, transpose_x=True)  # BAD"),
-    ("unknown_keyword", "nl.ndarray",
-     "t = nl.ndarray((128, 4), nl.float32, buffer=nl.sbuf, mask=None)  # BAD"),
+    (
+        "op.invalid",
+        "nisa.tensor_reduce",
+        "nisa.tensor_reduce(dst=s[:, 0:1], op=nl.exp, data=s, axis=1)  # BAD",
+    ),
+    (
+        "dtype.bitvec",
+        "nisa.tensor_tensor",
+        "nisa.tensor_tensor(dst=s, data1=s, data2=s, op=nl.bitwise_and)  # BAD",
+    ),
+    (
+        "unknown_keyword",
+        "nisa.nc_matmul",
+        "nisa.nc_matmul(dst=p, stationary=w, moving=s, transpose_x=True)  # BAD",
+    ),
+    (
+        "unknown_keyword",
+        "nl.ndarray",
+        "t = nl.ndarray((128, 4), nl.float32, buffer=nl.sbuf, mask=None)  # BAD",
+    ),
     ("bad_arguments", "nisa.tensor_copy", "nisa.tensor_copy(dst=s)  # BAD"),
     # Tensor Engine
-    ("matmul.input_buffer", "nisa.nc_matmul", """
+    (
+        "matmul.input_buffer",
+        "nisa.nc_matmul",
+        """
         q = nl.ndarray((128, 128), nl.float32, buffer=nl.psum)
         nisa.nc_matmul(dst=p, stationary=q, moving=s)  # BAD
-    """),
+    """,
+    ),
     ("matmul.dst_buffer", "nisa.nc_matmul", "nisa.nc_matmul(dst=s, stationary=w, moving=s)  # BAD"),
-    ("matmul.dst_dtype", "nisa.nc_matmul", """
+    (
+        "matmul.dst_dtype",
+        "nisa.nc_matmul",
+        """
         q = nl.ndarray((128, 512), nl.bfloat16, buffer=nl.psum)
         nisa.nc_matmul(dst=q, stationary=w, moving=s)  # BAD
-    """),
-    ("matmul.input_dtype", "nisa.nc_matmul", """
+    """,
+    ),
+    (
+        "matmul.input_dtype",
+        "nisa.nc_matmul",
+        """
         i = nl.ndarray((128, 128), nl.int32, buffer=nl.sbuf)
         nisa.memset(dst=i, value=1)
         nisa.nc_matmul(dst=p, stationary=i, moving=s)  # BAD
-    """),
-    ("matmul.k_mismatch", "nisa.nc_matmul",
-     "nisa.nc_matmul(dst=p, stationary=w, moving=s[0:64, :])  # BAD"),
-    ("matmul.m_limit", "nisa.nc_matmul",
-     "nisa.nc_matmul(dst=p, stationary=s[:, 0:256], moving=s)  # BAD"),
-    ("matmul.n_limit", "nisa.nc_matmul", """
+    """,
+    ),
+    ("matmul.k_mismatch", "nisa.nc_matmul", "nisa.nc_matmul(dst=p, stationary=w, moving=s[0:64, :])  # BAD"),
+    ("matmul.m_limit", "nisa.nc_matmul", "nisa.nc_matmul(dst=p, stationary=s[:, 0:256], moving=s)  # BAD"),
+    (
+        "matmul.n_limit",
+        "nisa.nc_matmul",
+        """
         wide = nl.ndarray((128, 640), nl.float32, buffer=nl.sbuf)
         nisa.memset(dst=wide, value=1.0)
         acc = nl.ndarray((128, 640), nl.float32, buffer=nl.psum)
         nisa.nc_matmul(dst=acc, stationary=w, moving=wide)  # BAD
-    """),
-    ("matmul.dst_shape", "nisa.nc_matmul",
-     "nisa.nc_matmul(dst=p[0:64, :], stationary=w, moving=s)  # BAD"),
-    ("matmul.psum_bank", "nisa.nc_matmul", """
+    """,
+    ),
+    ("matmul.dst_shape", "nisa.nc_matmul", "nisa.nc_matmul(dst=p[0:64, :], stationary=w, moving=s)  # BAD"),
+    (
+        "matmul.psum_bank",
+        "nisa.nc_matmul",
+        """
         two_banks = nl.ndarray((128, 1024), nl.float32, buffer=nl.psum)
         nisa.nc_matmul(dst=two_banks[:, 256:768], stationary=w, moving=s)  # BAD
-    """),
-    ("matmul.accumulate_non_matmul", "nisa.nc_matmul", """
+    """,
+    ),
+    (
+        "matmul.accumulate_non_matmul",
+        "nisa.nc_matmul",
+        """
         nisa.memset(dst=p, value=0.0)
         nisa.nc_matmul(dst=p, stationary=w, moving=s, accumulate=True)  # BAD
-    """),
-    ("matmul.accumulate_non_matmul", "nisa.nc_matmul", """
+    """,
+    ),
+    (
+        "matmul.accumulate_non_matmul",
+        "nisa.nc_matmul",
+        """
         nisa.nc_matmul(dst=p, stationary=w, moving=s)
         nisa.activation(dst=p, op=nl.relu, data=p)
         nisa.nc_matmul(dst=p, stationary=w, moving=s)  # BAD
-    """),
+    """,
+    ),
     ("transpose.buffer", "nisa.nc_transpose", "nisa.nc_transpose(dst=w, data=w)  # BAD"),
-    ("transpose.size", "nisa.nc_transpose", """
+    (
+        "transpose.size",
+        "nisa.nc_transpose",
+        """
         q = nl.ndarray((128, 128), nl.float32, buffer=nl.psum)
         nisa.nc_transpose(dst=q, data=w, engine=nisa.engine.vector)  # BAD
-    """),
+    """,
+    ),
     ("transpose.size", "nisa.nc_transpose", "nisa.nc_transpose(dst=p, data=s)  # BAD"),
-    ("transpose.dtype", "nisa.nc_transpose", """
+    (
+        "transpose.dtype",
+        "nisa.nc_transpose",
+        """
         q = nl.ndarray((128, 128), nl.bfloat16, buffer=nl.psum)
         nisa.nc_transpose(dst=q, data=w)  # BAD
-    """),
+    """,
+    ),
     # Vector / Scalar Engine
-    ("tensor_tensor.both_psum", "nisa.tensor_tensor",
-     "nisa.tensor_tensor(dst=s, data1=p, data2=p, op=nl.add)  # BAD"),
-    ("tensor_tensor.layout", "nisa.tensor_tensor",
-     "nisa.tensor_tensor(dst=s, data1=s, data2=w, op=nl.add)  # BAD"),
-    ("scalar.operand", "nisa.tensor_scalar",
-     "nisa.tensor_scalar(dst=s, data=s, op0=nl.add, operand0=w)  # BAD"),
-    ("scalar.operand", "nisa.activation",
-     "nisa.activation(dst=s, op=nl.exp, data=s, bias=w)  # BAD"),
-    ("tensor_scalar.op1", "nisa.tensor_scalar",
-     "nisa.tensor_scalar(dst=s, data=s, op0=nl.add, operand0=1.0, op1=nl.multiply)  # BAD"),
-    ("reduce.partition_axis", "nisa.tensor_reduce", """
+    (
+        "tensor_tensor.both_psum",
+        "nisa.tensor_tensor",
+        "nisa.tensor_tensor(dst=s, data1=p, data2=p, op=nl.add)  # BAD",
+    ),
+    (
+        "tensor_tensor.layout",
+        "nisa.tensor_tensor",
+        "nisa.tensor_tensor(dst=s, data1=s, data2=w, op=nl.add)  # BAD",
+    ),
+    (
+        "scalar.operand",
+        "nisa.tensor_scalar",
+        "nisa.tensor_scalar(dst=s, data=s, op0=nl.add, operand0=w)  # BAD",
+    ),
+    ("scalar.operand", "nisa.activation", "nisa.activation(dst=s, op=nl.exp, data=s, bias=w)  # BAD"),
+    (
+        "tensor_scalar.op1",
+        "nisa.tensor_scalar",
+        "nisa.tensor_scalar(dst=s, data=s, op0=nl.add, operand0=1.0, op1=nl.multiply)  # BAD",
+    ),
+    (
+        "reduce.partition_axis",
+        "nisa.tensor_reduce",
+        """
         r = nl.ndarray((1, 512), nl.float32, buffer=nl.sbuf)
         nisa.tensor_reduce(dst=r, op=nl.add, data=s, axis=0)  # BAD
-    """),
-    ("reduce.axis", "nisa.tensor_reduce", """
+    """,
+    ),
+    (
+        "reduce.axis",
+        "nisa.tensor_reduce",
+        """
         c = nl.ndarray((128, 4, 128), nl.float32, buffer=nl.sbuf)
         nisa.memset(dst=c, value=1.0)
         nisa.tensor_reduce(dst=w, op=nl.add, data=c, axis=1)  # BAD
-    """),
-    ("activation.reduce", "nisa.activation", """
+    """,
+    ),
+    (
+        "activation.reduce",
+        "nisa.activation",
+        """
         r = nl.ndarray((128, 1), nl.float32, buffer=nl.sbuf)
         nisa.activation(dst=s, op=nl.exp, data=s, reduce_op=nl.maximum,  # BAD
                         reduce_res=r, reduce_cmd=nisa.reduce_cmd.reset_reduce)
-    """),
+    """,
+    ),
     # DMA
     ("dma.psum", "nisa.dma_copy", "nisa.dma_copy(dst=out, src=p)  # BAD"),
     ("dma.shape", "nisa.dma_copy", "nisa.dma_copy(dst=out[:, 0:256], src=s)  # BAD"),
     ("dma.rmw_op", "nisa.dma_copy", "nisa.dma_copy(dst=out, src=s, dst_rmw_op=nl.multiply)  # BAD"),
-    ("dma_transpose.axes", "nisa.dma_transpose",
-     "nisa.dma_transpose(dst=w, src=a[:, 0:128], axes=(0, 1))  # BAD"),
+    (
+        "dma_transpose.axes",
+        "nisa.dma_transpose",
+        "nisa.dma_transpose(dst=w, src=a[:, 0:128], axes=(0, 1))  # BAD",
+    ),
     # kernel
     ("return.buffer", "kernel", "return s  # BAD"),
     ("kernel.assert", "kernel", "assert a.shape[0] == 64, 'needs 64 rows'  # BAD"),
@@ -196,8 +275,9 @@ CASES: list[tuple[str, str, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("rule", "instruction", "body"), CASES,
-                         ids=[f"{rule}-{i}" for i, (rule, _, _) in enumerate(CASES)])
+@pytest.mark.parametrize(
+    ("rule", "instruction", "body"), CASES, ids=[f"{rule}-{i}" for i, (rule, _, _) in enumerate(CASES)]
+)
 def test_rule_rejects_crafted_kernel(rule: str, instruction: str, body: str) -> None:
     source, line = kernel_source(body)
     with pytest.raises(NKISimulationError) as caught:
@@ -216,10 +296,16 @@ def test_message_names_the_limit() -> None:
 
 
 def test_k_limit_comes_from_the_target() -> None:
-    wide = Target(name="wide-test", family="neuron", partition_size=256,
-                  tile_sizes=TRN2.tile_sizes, op_limits={"nc_matmul": {"M": 128, "K": 128, "N": 512}},
-                  sbuf_bytes_per_partition=TRN2.sbuf_bytes_per_partition,
-                  psum_bytes_per_partition=TRN2.psum_bytes_per_partition, facts=TRN2.facts)
+    wide = Target(
+        name="wide-test",
+        family="neuron",
+        partition_size=256,
+        tile_sizes=TRN2.tile_sizes,
+        op_limits={"nc_matmul": {"M": 128, "K": 128, "N": 512}},
+        sbuf_bytes_per_partition=TRN2.sbuf_bytes_per_partition,
+        psum_bytes_per_partition=TRN2.psum_bytes_per_partition,
+        facts=TRN2.facts,
+    )
     source, line = kernel_source("""
         x = nl.ndarray((256, 128), nl.float32, buffer=nl.sbuf)
         y = nl.ndarray((256, 512), nl.float32, buffer=nl.sbuf)
@@ -244,7 +330,9 @@ def test_module_level_error_is_a_source_error() -> None:
     assert "NameError" in str(caught.value)
 
 
-TWO_KERNELS = HEADER.split("@nki.jit")[0] + """
+TWO_KERNELS = (
+    HEADER.split("@nki.jit")[0]
+    + """
 @nki.jit
 def first(a):
     return a
@@ -254,6 +342,7 @@ def first(a):
 def second(a):
     return a
 """
+)
 
 
 def test_several_kernels_need_a_name() -> None:

@@ -17,7 +17,9 @@ from nkigym_graph.nki_sim import simulate
 HEADER = "import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n"
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
-MATMUL_BASIC = HEADER + '''
+MATMUL_BASIC = (
+    HEADER
+    + """
 @nki.jit
 def matmul_basic(lhsT, rhs):
     K, M = lhsT.shape
@@ -33,9 +35,12 @@ def matmul_basic(lhsT, rhs):
     nisa.tensor_copy(dst=out_tile, src=acc)
     nisa.dma_copy(dst=result, src=out_tile)
     return result
-'''
+"""
+)
 
-MATMUL_TILED = HEADER + '''
+MATMUL_TILED = (
+    HEADER
+    + """
 @nki.jit
 def matmul_tiled(lhsT, rhs):
     K, M = lhsT.shape
@@ -58,9 +63,12 @@ def matmul_tiled(lhsT, rhs):
             nisa.tensor_copy(dst=out_tile, src=acc)
             nisa.dma_copy(dst=result[m * TM:(m + 1) * TM, n * TN:(n + 1) * TN], src=out_tile)
     return result
-'''
+"""
+)
 
-MATMUL_HOISTED = HEADER + '''
+MATMUL_HOISTED = (
+    HEADER
+    + """
 @nki.jit
 def matmul_hoisted(lhsT, rhs):
     K, M = lhsT.shape
@@ -86,9 +94,12 @@ def matmul_hoisted(lhsT, rhs):
             nisa.tensor_copy(dst=out_tile, src=acc)
             nisa.dma_copy(dst=result[m * TM:(m + 1) * TM, n * TN:(n + 1) * TN], src=out_tile)
     return result
-'''
+"""
+)
 
-MATMUL_BLOCKED = HEADER + '''
+MATMUL_BLOCKED = (
+    HEADER
+    + """
 @nki.jit
 def matmul_blocked(lhsT, rhs):
     K, M = lhsT.shape
@@ -127,9 +138,12 @@ def matmul_blocked(lhsT, rhs):
                     m0, n0 = (m * BM + bm) * TM, (n * BN + bn) * TN
                     nisa.dma_copy(dst=result[m0:m0 + TM, n0:n0 + TN], src=out_tile)
     return result
-'''
+"""
+)
 
-MATMUL_OPTIMIZED = HEADER + '''
+MATMUL_OPTIMIZED = (
+    HEADER
+    + """
 @nki.jit
 def matmul_optimized(lhsT, rhs, BLOCK_M_TILES=2, BLOCK_N_TILES=1, BLOCK_K_TILES=2):
     K, M = lhsT.shape
@@ -183,9 +197,12 @@ def matmul_optimized(lhsT, rhs, BLOCK_M_TILES=2, BLOCK_N_TILES=1, BLOCK_K_TILES=
                 r0 = (m * BLOCK_M_TILES + bm) * TM
                 nisa.dma_copy(dst=result[r0:r0 + TM, n * BN:(n + 1) * BN], src=packed)
     return result
-'''
+"""
+)
 
-TENSOR_ADD = HEADER + '''
+TENSOR_ADD = (
+    HEADER
+    + """
 @nki.jit(platform_target="trn2")
 def tensor_add(a_input, b_input):
     assert a_input.shape == b_input.shape
@@ -205,9 +222,12 @@ def tensor_add(a_input, b_input):
             nisa.tensor_tensor(dst=c_tile, data1=a_tile, data2=b_tile, op=nl.add)
             nisa.dma_copy(dst=out[rows, cols], src=c_tile)
     return out
-'''
+"""
+)
 
-TRANSPOSE_FREE_DIMS = HEADER + '''
+TRANSPOSE_FREE_DIMS = (
+    HEADER
+    + """
 @nki.jit
 def transpose_free_dims(in_tensor, shape2D):
     out_tensor = nl.ndarray(in_tensor.shape, dtype=in_tensor.dtype, buffer=nl.shared_hbm)
@@ -222,9 +242,12 @@ def transpose_free_dims(in_tensor, shape2D):
                              src=in_tile[:, nl.ds(i * f2 + j, 1)])
     nisa.dma_copy(dst=out_tensor, src=out_tile)
     return out_tensor
-'''
+"""
+)
 
-TRANSPOSE_FREE_DIMS_AP = HEADER + '''
+TRANSPOSE_FREE_DIMS_AP = (
+    HEADER
+    + """
 @nki.jit
 def transpose_free_dims_ap(x, shape2D):
     P, F = x.shape
@@ -236,9 +259,12 @@ def transpose_free_dims_ap(x, shape2D):
     nisa.tensor_copy(dst=out_tile, src=in_tile.ap([[F, P], [1, F2], [F2, F1]]))
     nisa.dma_copy(dst=out, src=out_tile)
     return out
-'''
+"""
+)
 
-TRANSPOSE_PE = HEADER + '''
+TRANSPOSE_PE = (
+    HEADER
+    + """
 @nki.jit
 def transpose_pe(x):
     R, C = x.shape
@@ -254,9 +280,12 @@ def transpose_pe(x):
             nisa.tensor_copy(dst=evicted, src=flipped)
             nisa.dma_copy(dst=out[c * T:(c + 1) * T, r * T:(r + 1) * T], src=evicted)
     return out
-'''
+"""
+)
 
-TRANSPOSE_DMA = HEADER + '''
+TRANSPOSE_DMA = (
+    HEADER
+    + """
 @nki.jit
 def transpose_dma(x):
     R, C = x.shape
@@ -275,9 +304,12 @@ def transpose_dma_pattern(x):
     nisa.dma_copy(dst=flipped, src=x.ap([[1, C], [C, R]]))
     nisa.dma_copy(dst=out, src=flipped)
     return out
-'''
+"""
+)
 
-SOFTMAX = HEADER + '''
+SOFTMAX = (
+    HEADER
+    + """
 @nki.jit
 def softmax_rows(x):
     R, C = x.shape
@@ -300,9 +332,12 @@ def softmax_rows(x):
         nisa.tensor_scalar(dst=probs, data=exps, op0=nl.multiply, operand0=inv)
         nisa.dma_copy(dst=out[t * P:(t + 1) * P, :], src=probs)
     return out
-'''
+"""
+)
 
-RMSNORM = HEADER + '''
+RMSNORM = (
+    HEADER
+    + """
 @nki.jit
 def rmsnorm(x, gamma, eps=1e-6):
     R, C = x.shape
@@ -327,7 +362,8 @@ def rmsnorm(x, gamma, eps=1e-6):
         nisa.tensor_tensor(dst=result, data1=normed, data2=g, op=nl.multiply)
         nisa.dma_copy(dst=out[t * P:(t + 1) * P, 0:C], src=result)
     return out
-'''
+"""
+)
 
 
 def _random(shape: tuple[int, ...], dtype: np.dtype, seed: int) -> np.ndarray:
@@ -342,8 +378,7 @@ def _assert_close(out: np.ndarray, ref: np.ndarray, dtype: np.dtype, scale: floa
     assert out.dtype == dtype
     assert not np.isnan(out.astype(np.float32)).any()
     tol = _tolerance(dtype)
-    np.testing.assert_allclose(out.astype(np.float32), ref, rtol=tol["rtol"],
-                               atol=tol["atol"] * scale)
+    np.testing.assert_allclose(out.astype(np.float32), ref, rtol=tol["rtol"], atol=tol["atol"] * scale)
 
 
 @pytest.mark.parametrize("dtype", [np.dtype(np.float32), BF16], ids=["fp32", "bf16"])
@@ -355,13 +390,13 @@ def _assert_close(out: np.ndarray, ref: np.ndarray, dtype: np.dtype, scale: floa
         (MATMUL_HOISTED, 256, 256, 1024, {}),
         (MATMUL_BLOCKED, 256, 256, 1024, {}),
         (MATMUL_OPTIMIZED, 512, 256, 1024, {}),
-        (MATMUL_OPTIMIZED, 512, 512, 1024, {"BLOCK_M_TILES": 4, "BLOCK_N_TILES": 2,
-                                            "BLOCK_K_TILES": 1}),
+        (MATMUL_OPTIMIZED, 512, 512, 1024, {"BLOCK_M_TILES": 4, "BLOCK_N_TILES": 2, "BLOCK_K_TILES": 1}),
     ],
     ids=["basic", "tiled", "hoisted", "blocked", "optimized", "optimized-meta"],
 )
-def test_matmul_tutorials_match_numpy(source: str, k: int, m: int, n: int,
-                                      kwargs: dict[str, Any], dtype: np.dtype) -> None:
+def test_matmul_tutorials_match_numpy(
+    source: str, k: int, m: int, n: int, kwargs: dict[str, Any], dtype: np.dtype
+) -> None:
     lhsT, rhs = _random((k, m), dtype, 1), _random((k, n), dtype, 2)
     out = simulate(source, lhsT, rhs, **kwargs)
     ref = lhsT.astype(np.float32).T @ rhs.astype(np.float32)
@@ -376,8 +411,9 @@ def test_tensor_add_matches_numpy(dtype: np.dtype) -> None:
     _assert_close(out, a.astype(np.float32) + b.astype(np.float32), dtype)
 
 
-@pytest.mark.parametrize("source", [TRANSPOSE_FREE_DIMS, TRANSPOSE_FREE_DIMS_AP],
-                         ids=["tensor_copy-ds", "access-pattern"])
+@pytest.mark.parametrize(
+    "source", [TRANSPOSE_FREE_DIMS, TRANSPOSE_FREE_DIMS_AP], ids=["tensor_copy-ds", "access-pattern"]
+)
 def test_free_dim_transpose_matches_numpy(source: str) -> None:
     p, f1, f2 = 5, 3, 4
     x = np.arange(p * f1 * f2, dtype=np.float32).reshape(p, f1 * f2)
@@ -418,7 +454,9 @@ def test_rmsnorm_with_broadcast_and_two_op_tensor_scalar() -> None:
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-5)
 
 
-ACTIVATIONS = HEADER + '''
+ACTIVATIONS = (
+    HEADER
+    + """
 @nki.jit
 def activate(x, bias, op_name):
     P, F = x.shape
@@ -431,7 +469,8 @@ def activate(x, bias, op_name):
     nisa.activation(dst=result, op=getattr(nl, op_name), data=tile, bias=b, scale=0.5)
     nisa.dma_copy(dst=out, src=result)
     return out
-'''
+"""
+)
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -448,8 +487,7 @@ def _erf(x: np.ndarray) -> np.ndarray:
         ("relu", lambda v: np.maximum(v, 0)),
         ("sigmoid", lambda v: 1 / (1 + np.exp(-v))),
         ("gelu", lambda v: 0.5 * v * (1 + _erf(v / np.sqrt(2)))),
-        ("gelu_apprx_tanh", lambda v: 0.5 * v * (1 + np.tanh(np.sqrt(2 / np.pi)
-                                                             * (v + 0.044715 * v**3)))),
+        ("gelu_apprx_tanh", lambda v: 0.5 * v * (1 + np.tanh(np.sqrt(2 / np.pi) * (v + 0.044715 * v**3)))),
         ("silu", lambda v: v / (1 + np.exp(-v))),
         ("square", np.square),
         ("copy", lambda v: v),

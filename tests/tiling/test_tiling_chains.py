@@ -154,8 +154,9 @@ def test_row_sum_accumulates(shape: tuple[int, int], rng: np.random.Generator) -
     assert sum(s.accumulate for s in reduces) == rows * (chunks - 1)
 
 
-@pytest.mark.parametrize(("func", "fold", "numpy_op"), [(row_max, "maximum", np.max),
-                                                        (row_min, "minimum", np.min)])
+@pytest.mark.parametrize(
+    ("func", "fold", "numpy_op"), [(row_max, "maximum", np.max), (row_min, "minimum", np.min)]
+)
 def test_row_max_min_fold_with_tensor_tensor(func, fold: str, numpy_op, rng: np.random.Generator) -> None:
     program = _check(func, {"x": (200, 300)}, rng, lambda x: numpy_op(x, axis=1, keepdims=True))
     folds = [program[i] for i in program.statements_of("tensor_tensor")]
@@ -168,8 +169,12 @@ def test_reduce_of_matmul(rng: np.random.Generator) -> None:
     def matmul_row_sum(a, b):
         return tensor_reduce(nc_matmul(a, b), op="sum")
 
-    _check(matmul_row_sum, {"a": (200, 130), "b": (200, 300)}, rng,
-           lambda a, b: (a.T @ b).sum(axis=1, keepdims=True))
+    _check(
+        matmul_row_sum,
+        {"a": (200, 130), "b": (200, 300)},
+        rng,
+        lambda a, b: (a.T @ b).sum(axis=1, keepdims=True),
+    )
 
 
 def test_shared_operand_is_loaded_once_per_tile(rng: np.random.Generator) -> None:
@@ -186,8 +191,7 @@ def test_shared_intermediate(rng: np.random.Generator) -> None:
         p = nc_matmul(a, b)
         return tensor_tensor(p, p, op="multiply")
 
-    program = _check(square_of_product, {"a": (256, 128), "b": (256, 128)}, rng,
-                     lambda a, b: (a.T @ b) ** 2)
+    program = _check(square_of_product, {"a": (256, 128), "b": (256, 128)}, rng, lambda a, b: (a.T @ b) ** 2)
     assert len(program.statements_of("nc_matmul")) == 2  # computed once, read twice
 
 
@@ -215,13 +219,13 @@ def test_unused_intermediate_is_not_emitted(rng: np.random.Generator) -> None:
     assert program.statements_of("activation") == ()
 
 
-@pytest.mark.parametrize("func", [double_matmul, matmul_tanh, matmul_bias, scaled_transpose,
-                                  row_sum, row_max])
+@pytest.mark.parametrize(
+    "func", [double_matmul, matmul_tanh, matmul_bias, scaled_transpose, row_sum, row_max]
+)
 def test_text_round_trip(func) -> None:
     from nkigym_graph import parse_program
 
-    shapes = {"a": (256, 200), "b": (256, 300), "c": (200, 130), "bias": (200, 300),
-              "x": (200, 300)}
+    shapes = {"a": (256, 200), "b": (256, 300), "c": (200, 130), "bias": (200, 300), "x": (200, 300)}
     names = func.__code__.co_varnames[: func.__code__.co_argcount]
     program = tile(func, {name: shapes[name] for name in names})
     again = parse_program(str(program))

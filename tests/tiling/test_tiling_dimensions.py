@@ -25,18 +25,24 @@ def test_union_find_joins_and_keeps_size() -> None:
 def test_union_find_rejects_different_sizes() -> None:
     axes = AxisUnion()
     x, y = axes.add("a[axis 0]", 128), axes.add("b[axis 0]", 96)
-    with pytest.raises(TilingError, match=r"nc_matmul: size mismatch, a\[axis 0\] has size 128 "
-                                          r"but b\[axis 0\] has size 96"):
+    with pytest.raises(
+        TilingError,
+        match=r"nc_matmul: size mismatch, a\[axis 0\] has size 128 "
+        r"but b\[axis 0\] has size 96",
+    ):
         axes.union(x, y, "nc_matmul")
     assert not axes.same(x, y)
 
 
-@pytest.mark.parametrize(("size", "tile", "expected"), [
-    (128, 128, ((0, 128),)),
-    (1000, 128, tuple((s, min(s + 128, 1000)) for s in range(0, 1000, 128))),
-    (40, 32, ((0, 32), (32, 40))),
-    (1, 128, ((0, 1),)),
-])
+@pytest.mark.parametrize(
+    ("size", "tile", "expected"),
+    [
+        (128, 128, ((0, 128),)),
+        (1000, 128, tuple((s, min(s + 128, 1000)) for s in range(0, 1000, 128))),
+        (40, 32, ((0, 32), (32, 40))),
+        (1, 128, ((0, 1),)),
+    ],
+)
 def test_split(size: int, tile: int, expected) -> None:
     assert split(size, tile) == expected
     assert split(size, tile)[-1][1] - split(size, tile)[-1][0] == size - tile * (len(expected) - 1)

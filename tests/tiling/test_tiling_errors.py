@@ -32,15 +32,27 @@ def add(x, y):
 @pytest.mark.parametrize(
     ("func", "shapes", "message"),
     [
-        (matmul, {"a": (128, 64), "b": (256, 64)},
-         r"nc_matmul \(call 0\), axis K of lhs and rhs: size mismatch, "
-         r"a\[axis 0\] has size 128 but b\[axis 0\] has size 256"),
-        (double_matmul, {"a": (128, 200), "b": (128, 64), "c": (256, 64)},
-         r"nc_matmul \(call 1\), axis K.*size 200 but c\[axis 0\] has size 256"),
-        (add, {"x": (128, 128), "y": (128, 64)},
-         r"tensor_tensor \(call 0\), axis free.*size 128 but y\[axis 1\] has size 64"),
-        (add, {"x": (64, 128), "y": (128, 128)},
-         r"tensor_tensor \(call 0\), axis partition.*size 64 but y\[axis 0\] has size 128"),
+        (
+            matmul,
+            {"a": (128, 64), "b": (256, 64)},
+            r"nc_matmul \(call 0\), axis K of lhs and rhs: size mismatch, "
+            r"a\[axis 0\] has size 128 but b\[axis 0\] has size 256",
+        ),
+        (
+            double_matmul,
+            {"a": (128, 200), "b": (128, 64), "c": (256, 64)},
+            r"nc_matmul \(call 1\), axis K.*size 200 but c\[axis 0\] has size 256",
+        ),
+        (
+            add,
+            {"x": (128, 128), "y": (128, 64)},
+            r"tensor_tensor \(call 0\), axis free.*size 128 but y\[axis 1\] has size 64",
+        ),
+        (
+            add,
+            {"x": (64, 128), "y": (128, 128)},
+            r"tensor_tensor \(call 0\), axis partition.*size 64 but y\[axis 0\] has size 128",
+        ),
     ],
 )
 def test_size_mismatch_names_op_and_both_sizes(func, shapes, message: str) -> None:
@@ -60,8 +72,10 @@ def test_reduced_result_does_not_broadcast() -> None:
     ("shapes", "message"),
     [
         ({"a": (128, 128)}, r"matmul: missing shape for parameter\(s\) 'b'"),
-        ({"a": (128, 128), "b": (128, 128), "c": (1, 1)},
-         r"shapes given for unknown parameter\(s\) 'c'; the parameters are a, b"),
+        (
+            {"a": (128, 128), "b": (128, 128), "c": (1, 1)},
+            r"shapes given for unknown parameter\(s\) 'c'; the parameters are a, b",
+        ),
         ({"a": (128, 128, 2), "b": (128, 128)}, r"'a': shape \(128, 128, 2\) has rank 3; only 2-D"),
         ({"a": (128,), "b": (128, 128)}, r"'a': shape \(128,\) has rank 1"),
         ({"a": (128, 0), "b": (128, 128)}, r"'a': shape \(128, 0\) must have positive sizes"),
@@ -117,8 +131,10 @@ def test_untraceable_operations(func, message: str) -> None:
     [
         (lambda a: activation(a, op="tanhh"), r"activation: op='tanhh' is not one of \['abs'"),
         (lambda a: tensor_reduce(a, op="mean"), r"tensor_reduce: op='mean' is not one of \['max'"),
-        (lambda a: tensor_scalar(a, "two"),  # type: ignore[arg-type]
-         "tensor_scalar: the scalar must be a number, got 'two'"),
+        (
+            lambda a: tensor_scalar(a, "two"),  # type: ignore[arg-type]
+            "tensor_scalar: the scalar must be a number, got 'two'",
+        ),
         (lambda a: tensor_tensor(a, np.ones((128, 128))), "cannot mix traced tensors and constant"),
     ],
 )

@@ -26,8 +26,9 @@ def test_transpose(rng: np.random.Generator) -> None:
     np.testing.assert_array_equal(nc_transpose(x), x.T)
 
 
-@pytest.mark.parametrize(("name", "ref"), [("tanh", np.tanh), ("exp", np.exp),
-                                           ("relu", lambda x: np.maximum(x, 0))])
+@pytest.mark.parametrize(
+    ("name", "ref"), [("tanh", np.tanh), ("exp", np.exp), ("relu", lambda x: np.maximum(x, 0))]
+)
 def test_activation(name: str, ref, rng: np.random.Generator) -> None:
     x = rng.standard_normal((4, 6))
     np.testing.assert_allclose(activation(x, op=name), ref(x))
@@ -38,8 +39,9 @@ def test_activation_default_is_tanh(rng: np.random.Generator) -> None:
     np.testing.assert_allclose(activation(x), np.tanh(x))
 
 
-@pytest.mark.parametrize(("name", "ref"), [("add", np.add), ("subtract", np.subtract),
-                                           ("maximum", np.maximum)])
+@pytest.mark.parametrize(
+    ("name", "ref"), [("add", np.add), ("subtract", np.subtract), ("maximum", np.maximum)]
+)
 def test_tensor_tensor(name: str, ref, rng: np.random.Generator) -> None:
     x, y = rng.standard_normal((4, 6)), rng.standard_normal((4, 6))
     np.testing.assert_allclose(tensor_tensor(x, y, op=name), ref(x, y))

@@ -85,8 +85,11 @@ def test_parallel_loops_outer_in_output_axis_order() -> None:
 
 def test_names_follow_emission_order() -> None:
     program = tile(matmul, {"a": (256, 256), "b": (256, 256)})
-    defined = [program[i].dst.var for i in range(1, len(program)) if program[i].op.name != "store"
-               and not program[i].accumulate]
+    defined = [
+        program[i].dst.var
+        for i in range(1, len(program))
+        if program[i].op.name != "store" and not program[i].accumulate
+    ]
     assert defined == [f"tensor_{i}" for i in range(len(defined))]
 
 
@@ -105,8 +108,13 @@ def test_wormhole_tiles_are_32(rng: np.random.Generator) -> None:
     assert program.target is WORMHOLE_B0
     assert len(program.statements_of("store")) == 2 * 2  # M 64 = 2 x 32, N 40 = 32 + 8
     assert len(program.statements_of("nc_matmul")) == 2 * 2 * 3  # K 80 = 32 + 32 + 16
-    assert max(s.slices[1][1] - s.slices[1][0] for s in (program[i].operands[1]
-               for i in program.statements_of("store"))) == 32
+    assert (
+        max(
+            s.slices[1][1] - s.slices[1][0]
+            for s in (program[i].operands[1] for i in program.statements_of("store"))
+        )
+        == 32
+    )
     np.testing.assert_allclose(interpret(program, a=a, b=b), a.T @ b, rtol=1e-10, atol=1e-10)
 
 
