@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from nkigym_graph.collector import collector_paused
 from nkigym_graph.errors import TransformError
 from nkigym_graph.plugin_manager import lookup, notify_rewritten, registered_transforms
 from nkigym_graph.program import Program
@@ -77,17 +78,18 @@ def saturate_steps(
         progress = False
         for transform in chosen:
             while True:
-                matches = transform.analyze_batch(program)
-                if not matches:
-                    break
-                batch = select_non_conflicting(matches)
-                try:
-                    result = apply_edits(program, [m.edit for m in batch], transform=transform.name)
-                except TransformError:
-                    if len(batch) == 1:
-                        raise _failure(history, transform.name) from None
-                    batch = batch[:1]  # combined edits interfere: fall back to one at a time
-                    result = apply_edits(program, [batch[0].edit], transform=transform.name)
+                with collector_paused():
+                    matches = transform.analyze_batch(program)
+                    if not matches:
+                        break
+                    batch = select_non_conflicting(matches)
+                    try:
+                        result = apply_edits(program, [m.edit for m in batch], transform=transform.name)
+                    except TransformError:
+                        if len(batch) == 1:
+                            raise _failure(history, transform.name) from None
+                        batch = batch[:1]  # combined edits interfere: fall back to one at a time
+                        result = apply_edits(program, [batch[0].edit], transform=transform.name)
                 notify_rewritten(transform.name, program, result)
                 program = result
                 step = Batch(transform.name, len(batch), len(program))

@@ -24,16 +24,15 @@ snapshots with ``replace``.
 
 from __future__ import annotations
 
-import gc
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 import networkx as nx
 
 from nkigym_graph.canonical_hash import node_keys, program_key
+from nkigym_graph.collector import collector_paused
 from nkigym_graph.dependencies import Use, build_dependencies
 from nkigym_graph.graph_build import frozen_digraph
 from nkigym_graph.indexes import ProgramIndex
@@ -95,7 +94,7 @@ class Program:
         fragment: bool = False,
         explicit_slices: bool = False,
     ) -> None:
-        with _collector_paused():
+        with collector_paused():
             self._build(name, params, statements, returns, target, outputs, fragment, explicit_slices)
 
     def _build(
@@ -354,19 +353,6 @@ class Program:
             return "float64"
         info = self.variables[self.returns[0]]
         return info.dtype or "float64"
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a snapshot allocates its many small
-    (acyclic) tuples and dicts; otherwise collection passes take ~40% of a large build."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _rebuild(
