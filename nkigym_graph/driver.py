@@ -82,20 +82,32 @@ def saturate_steps(
                     matches = transform.analyze_batch(program)
                     if not matches:
                         break
-                    batch = select_non_conflicting(matches)
-                    try:
-                        result = apply_edits(program, [m.edit for m in batch], transform=transform.name)
-                    except TransformError:
-                        if len(batch) == 1:
-                            raise _failure(history, transform.name) from None
-                        batch = batch[:1]  # combined edits interfere: fall back to one at a time
-                        result = apply_edits(program, [batch[0].edit], transform=transform.name)
+                    if transform.batched:
+                        applied, result = _apply_batch(program, transform, matches, history)
+                    else:
+                        applied, result = 1, transform.rewrite(program, matches[0])
                 notify_rewritten(transform.name, program, result)
                 program = result
-                step = Batch(transform.name, len(batch), len(program))
+                step = Batch(transform.name, applied, len(program))
                 history.append(step)
                 progress = True
                 yield step, program
+
+
+def _apply_batch(
+    program: Program, transform: Transform, matches: list[Match], history: list[Batch]
+) -> tuple[int, Program]:
+    """Apply the non-conflicting matches at once; if their edits interfere, only the first."""
+    batch = select_non_conflicting(matches)
+    try:
+        return len(batch), apply_edits(program, [m.edit for m in batch], transform=transform.name)
+    except TransformError:
+        if len(batch) == 1:
+            raise _failure(history, transform.name) from None
+    try:
+        return 1, apply_edits(program, [batch[0].edit], transform=transform.name)
+    except TransformError:
+        raise _failure(history, transform.name) from None
 
 
 def _failure(history: list[Batch], name: str) -> TransformError:

@@ -133,6 +133,10 @@ class Transform:
     """Base class for transforms: subclasses set ``name`` and implement ``analyze``."""
 
     name: str = ""
+    batched: bool = True
+    """Whether saturation may apply many matches of one analysis as one batch of edits.
+    A transform whose ``rewrite`` does more than its edit (e.g. changes the parameters)
+    sets False and is applied one ``rewrite`` at a time."""
 
     def analyze(self, program: Program) -> list[Match]:
         """Every opportunity in ``program`` (frozen matches, each with its edit)."""
@@ -147,12 +151,16 @@ class Transform:
         """Apply one match, returning a new verified snapshot (the input is untouched)."""
         from nkigym_graph.rewrite import apply_edits
 
+        self.check_origin(program, match)
+        return apply_edits(program, [match.edit], transform=self.name)
+
+    def check_origin(self, program: Program, match: Match) -> None:
+        """Refuse a match found in another program."""
         if match.program_hash and match.program_hash != program.canonical_hash:
             raise TransformError(
                 f"{self.name}: match {match} was found in another program "
                 f"({match.program_hash[:12]}), not in this one ({program.canonical_hash[:12]})"
             )
-        return apply_edits(program, [match.edit], transform=self.name)
 
     def explain(self, program: Program, *nodes: int) -> str:
         """Why ``nodes`` form a match or not (transforms override with specifics)."""

@@ -29,7 +29,7 @@ from nkigym_graph.transform import Edit, Match, Rename, Transform
 
 
 class DataReuse(Transform):
-    """Collapse duplicate loads (see the module docstring)."""
+    """Loads of the same region of one source collapse to one; its readers share it."""
 
     name = "data_reuse"
 

@@ -26,7 +26,7 @@ from nkigym_graph.transform import Edit, Match, Transform
 
 
 class DeadCode(Transform):
-    """Remove statements nothing reads (see the module docstring)."""
+    """Remove statements whose results nobody reads."""
 
     name = "dead_code"
 

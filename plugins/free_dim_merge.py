@@ -21,7 +21,7 @@ from nkigym_graph.transform import Transform
 
 
 class FreeDimMerge(MergeTransform):
-    """Merge adjacent loads along the free axis."""
+    """Merge loads adjacent along the free axis into one wider load (seed 001)."""
 
     name = "free_dim_merge"
     ops = ("load",)

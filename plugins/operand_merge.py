@@ -27,7 +27,7 @@ from nkigym_graph.transform import Transform
 
 
 class OperandMerge(MergeTransform):
-    """Merge adjacent same-op statements along any mergeable axis."""
+    """Merge same-op statements adjacent along one axis into one wider statement (seed 000)."""
 
     name = "operand_merge"
 

@@ -1,0 +1,134 @@
+"""The commands of ``nkigym-graph``: each takes parsed arguments and returns an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import nkigym_graph as ng
+from nkigym_graph.cli.inputs import UsageError, existing_file, load_function, parse_shapes
+from nkigym_graph.plugin_manager import plugin_sources
+from nkigym_graph.text import dumps_program, read_program, write_program
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _read(path_text: str) -> ng.Program:
+    return read_program(existing_file(path_text))
+
+
+def _output_program(program: ng.Program, output: str | None) -> None:
+    if output:
+        write_program(program, output)
+        _say(f"wrote {output}: {len(program)} statements, hash {program.canonical_hash[:12]}")
+    else:
+        sys.stdout.write(dumps_program(program))
+
+
+def _transform_names(text: str | None) -> list[str] | None:
+    return [n.strip() for n in text.split(",") if n.strip()] if text else None
+
+
+def tile(args: argparse.Namespace) -> int:
+    func = load_function(args.function)
+    program = ng.tile(func, parse_shapes(args.shape), dtype=np.dtype(args.dtype), target=args.target)
+    _output_program(program, args.output)
+    return 0
+
+
+def transforms(args: argparse.Namespace) -> int:
+    for name, transform in sorted(ng.transforms().items()):
+        doc = (type(transform).__doc__ or sys.modules[type(transform).__module__].__doc__ or "").strip()
+        print(f"{name:18} {doc.splitlines()[0] if doc else ''}")
+    return 0
+
+
+def saturate(args: argparse.Namespace) -> int:
+    program = _read(args.program)
+    result = ng.saturate(program, _transform_names(args.transforms))
+    _say(f"saturated: {len(program)} -> {len(result)} statements")
+    _output_program(result, args.output)
+    return 0
+
+
+def search(args: argparse.Namespace) -> int:
+    program = _read(args.program)
+    options = {"strategy": args.strategy, "budget": args.budget, "seed": args.seed}
+    if args.workers:
+        options["workers"] = args.workers
+    if args.progress is not None:
+        options["progress"] = args.progress
+    names = _transform_names(args.transforms)
+    if names:
+        options["transforms"] = names
+    result = ng.search(program, **options)
+    _say(f"search ({args.strategy}): {result.stats}")
+    _say(f"best: {len(result.best)} statements after {len(result.path)} rewrites; {result.cost}")
+    _output_program(result.best, args.output)
+    return 0
+
+
+def emit(args: argparse.Namespace) -> int:
+    program = _read(args.program)
+    options = {"arch": args.arch} if args.arch else {}
+    artifact = ng.emit_artifact(program, backend=args.backend, **options)
+    if args.output:
+        Path(args.output).write_text(artifact.text)
+        facts = ", ".join(f"{k}={v}" for k, v in artifact.facts.items())
+        _say(f"wrote {args.output} ({args.backend}){': ' + facts if facts else ''}")
+    else:
+        sys.stdout.write(artifact.text)
+    return 0
+
+
+def simulate(args: argparse.Namespace) -> int:
+    kernel = existing_file(args.kernel)
+    program = _read(args.program) if args.program else None
+    shapes = parse_shapes(args.shape)
+    if program is not None:
+        shapes = {p.name: tuple(p.shape) for p in program.params} | shapes
+    if not shapes:
+        raise UsageError("give the kernel's input shapes with --shape NAME=DIMxDIM, or --program FILE")
+    rng = np.random.default_rng(args.seed)
+    inputs = {name: rng.standard_normal(shape).astype(np.float32) for name, shape in shapes.items()}
+    outputs, report = ng.nki_sim.simulate(kernel.read_text(), *inputs.values(), report=True)
+    result = outputs[0] if isinstance(outputs, tuple) else outputs
+    print(f"simulated {kernel}: output {tuple(result.shape)} {result.dtype}; {report}")
+    if program is None:
+        finite = bool(np.isfinite(np.asarray(result, dtype=np.float64)).all())
+        print("no reference program given (--program): checked only that every output is finite:", finite)
+        return 0 if finite else 1
+    expected = ng.interpret(program, **inputs)
+    error = float(np.max(np.abs(np.asarray(result, np.float64) - expected)))
+    scale = float(np.max(np.abs(expected))) or 1.0
+    ok = error <= 1e-4 * scale + 1e-5
+    print(f"max |simulated - interpreted| = {error:.3e} ({'ok' if ok else 'MISMATCH'})")
+    return 0 if ok else 1
+
+
+def check_netlist(args: argparse.Namespace) -> int:
+    path = existing_file(args.netlist)
+    violations = ng.check_netlist(path, arch=args.arch)
+    for v in violations:
+        print(f"{v.rule}: {v.message}")
+    print(f"{path}: {len(violations)} violation(s)" if violations else f"{path}: no violations")
+    return 1 if violations else 0
+
+
+def dot(args: argparse.Namespace) -> int:
+    program = _read(args.program)
+    output = args.output or str(Path(args.program).with_suffix(".dot"))
+    ng.write_dot(program, output)
+    _say(f"wrote {output}")
+    return 0
+
+
+def plugins(args: argparse.Namespace) -> int:
+    for name, where in plugin_sources():
+        print(f"{name:18} {where}")
+    return 0

@@ -1,0 +1,125 @@
+"""The command line: each command, and the user-error paths with their exit codes."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import nkigym_graph as ng
+from nkigym_graph.cli import main
+from nkigym_graph.text import read_program
+
+KERNELS = '''
+import nkigym_graph as nkigym
+
+
+def matmul_tanh(a, b):
+    return nkigym.activation(nkigym.nc_matmul(a, b), op="tanh")
+'''
+
+
+@pytest.fixture
+def kernels(tmp_path: Path) -> Path:
+    path = tmp_path / "kernels.py"
+    path.write_text(KERNELS)
+    return path
+
+
+@pytest.fixture
+def program_file(kernels: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "p.nkg"
+    assert main(["tile", f"{kernels}:matmul_tanh", "--shape", "a=256x256", "--shape", "b=256x512", "-o", str(out)]) == 0
+    return out
+
+
+def test_tile_writes_a_program_file_that_reads_back(program_file: Path) -> None:
+    program = read_program(program_file)
+    assert program.parameter("a").shape == (256, 256)
+    assert len(program.statements_of("activation")) == 8  # 2 x 4 output tiles of 128
+
+
+def test_tile_to_stdout(kernels: Path, capsys) -> None:
+    assert main(["tile", f"{kernels}:matmul_tanh", "--shape", "a=128x128", "--shape", "b=128x128"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# nkigym-graph program: target=trn2")
+    assert "nkigym.nc_matmul(tensor_0, tensor_1)" in out
+
+
+def test_saturate_and_dot(program_file: Path, tmp_path: Path) -> None:
+    saturated = tmp_path / "s.nkg"
+    assert main(["saturate", str(program_file), "-o", str(saturated)]) == 0
+    assert len(read_program(saturated)) < len(read_program(program_file))
+    assert main(["dot", str(saturated), "-o", str(tmp_path / "s.dot")]) == 0
+    assert (tmp_path / "s.dot").read_text().startswith("digraph")
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
+def test_dot_svg(program_file: Path, tmp_path: Path) -> None:
+    assert main(["dot", str(program_file), "-o", str(tmp_path / "p.svg")]) == 0
+    assert "<svg" in (tmp_path / "p.svg").read_text()
+
+
+def test_transforms_and_plugins_listings(capsys) -> None:
+    assert main(["transforms"]) == 0
+    listing = capsys.readouterr().out
+    for name in ("data_reuse", "operand_merge", "free_dim_merge", "dead_code"):
+        assert name in listing
+    assert main(["plugins"]) == 0
+    assert "nkigym_graph_plugins.operand_merge" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["tile", "missing.py:f", "--shape", "a=1x1"], "no such file: missing.py"),
+        (["tile", "{kernels}:nope"], "has no function 'nope'; functions there: matmul_tanh"),
+        (["tile", "{kernels}:matmul_tanh", "--shape", "a=12xbanana"], "bad shape 'a=12xbanana'"),
+        (["tile", "{kernels}:matmul_tanh", "--shape", "a=256x256", "--shape", "b=128x512"], "size mismatch"),
+        (["saturate", "{program}", "--transforms", "fuse_everything"], "unknown transform 'fuse_everything'"),
+        (["emit", "{program}", "--backend", "cuda"], "unknown backend 'cuda'"),
+        (["saturate", "nothing.nkg"], "no such file: nothing.nkg"),
+    ],
+)
+def test_user_errors_exit_2_with_one_line(argv, message, kernels, program_file, capsys) -> None:
+    argv = [a.format(kernels=kernels, program=program_file) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_bad_program_file_is_a_user_error(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.nkg"
+    bad.write_text("def f(a):\n    tensor_0 = a[0:128, 0:128\n")
+    assert main(["saturate", str(bad)]) == 2
+    assert "line 2" in capsys.readouterr().err
+
+
+def test_netlist_check_exit_codes(tmp_path: Path, capsys) -> None:
+    valid = (Path(__file__).parents[1] / "buda" / "netlists" / "matmul_bias_relu.yaml").read_text()
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    good.write_text(valid)
+    bad.write_text(valid.replace("intermediates: 1", "intermediates: 9"))
+    assert main(["check-netlist", str(good)]) == 0
+    assert "no violations" in capsys.readouterr().out
+    assert main(["check-netlist", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "limits.intermediates" in out and "1 violation(s)" in out
+    assert main(["check-netlist", str(tmp_path / "absent.yaml")]) == 2
+    (tmp_path / "broken.yaml").write_text("graphs: [unclosed")
+    assert main(["check-netlist", str(tmp_path / "broken.yaml")]) == 2
+
+
+def test_debug_shows_the_traceback(kernels: Path) -> None:
+    with pytest.raises(ng.TilingError):
+        main(["--debug", "tile", f"{kernels}:matmul_tanh", "--shape", "a=256x256", "--shape", "b=128x512"])
+
+
+def test_console_script_is_installed(tmp_path: Path) -> None:
+    script = Path(sys.executable).with_name("nkigym-graph")
+    done = subprocess.run([str(script), "transforms"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and "operand_merge" in done.stdout
