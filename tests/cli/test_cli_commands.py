@@ -13,13 +13,13 @@ import nkigym_graph as ng
 from nkigym_graph.cli import main
 from nkigym_graph.text import read_program
 
-KERNELS = '''
+KERNELS = """
 import nkigym_graph as nkigym
 
 
 def matmul_tanh(a, b):
     return nkigym.activation(nkigym.nc_matmul(a, b), op="tanh")
-'''
+"""
 
 
 @pytest.fixture
@@ -32,7 +32,12 @@ def kernels(tmp_path: Path) -> Path:
 @pytest.fixture
 def program_file(kernels: Path, tmp_path: Path) -> Path:
     out = tmp_path / "p.nkg"
-    assert main(["tile", f"{kernels}:matmul_tanh", "--shape", "a=256x256", "--shape", "b=256x512", "-o", str(out)]) == 0
+    assert (
+        main(
+            ["tile", f"{kernels}:matmul_tanh", "--shape", "a=256x256", "--shape", "b=256x512", "-o", str(out)]
+        )
+        == 0
+    )
     return out
 
 

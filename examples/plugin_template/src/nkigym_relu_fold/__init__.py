@@ -1,0 +1,1 @@
+"""An example nkigym-graph plugin: fold ``relu(relu(x))`` into ``relu(x)``."""
