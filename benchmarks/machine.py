@@ -27,7 +27,8 @@ def machine_notes() -> str:
         pass
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return (
-        f"Machine: {cpu}, {os.cpu_count()} cores, {mem:.0f} GiB; "
+        f"Machine: {cpu}, {os.cpu_count()} cores, {mem:.0f} GiB, load average "
+        f"{os.getloadavg()[0]:.2f} (shared with other work while measuring); "
         f"Python {platform.python_version()}, numpy {np.__version__}; "
         f"{datetime.date.today().isoformat()}."
     )

@@ -13,16 +13,17 @@ The markdown table is printed and written to ``benchmarks/results/tiling.md``.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import os
-import platform
 import resource
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from machine import machine_notes
 
 RESULTS = Path(__file__).parent / "results" / "tiling.md"
 
@@ -61,26 +62,6 @@ def run_fresh(size: int) -> dict[str, float]:
     return result
 
 
-def machine_notes() -> list[str]:
-    """CPU model, cores, Python and numpy versions, date."""
-    import numpy as np
-
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return [
-        f"- CPU: {cpu}, {os.cpu_count()} cores, shared with other work "
-        f"(load average {os.getloadavg()[0]:.2f} after the runs)",
-        f"- Python {platform.python_version()}, numpy {np.__version__}, {platform.system()}",
-        f"- Date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}",
-    ]
-
-
 def table(rows: list[dict[str, float]], repeat: int) -> str:
     """The markdown report."""
     lines = [
@@ -102,7 +83,7 @@ def table(rows: list[dict[str, float]], repeat: int) -> str:
             f"{row['tile_s']:.3f} | {row['build_s']:.3f} | {row['total_s']:.3f} | "
             f"{row['median_total_s']:.3f} | {row['peak_mib']:.0f} |"
         )
-    lines += ["", "Machine:", "", *machine_notes(), ""]
+    lines += ["", machine_notes(), ""]
     return "\n".join(lines)
 
 
