@@ -1,0 +1,68 @@
+"""The ``buda`` backend: programs to Tenstorrent Buda netlists with fused ops.
+
+``nkigym_graph.emit_artifact(program, backend="buda", arch="wormhole_b0")`` returns an
+``Artifact`` whose ``text`` is the netlist YAML, ``parsed`` the same as a dict, and
+``facts`` the op / fused-op / queue counts, what each host queue holds
+(``host_queues``), where each program output is (``outputs``) and which rules kept nodes
+apart (``fusion_splits``). ``arch`` is ``grayskull``, ``wormhole_b0`` or ``blackhole``; it
+defaults to the program's target when that is a Tenstorrent one, else ``wormhole_b0``.
+Every emitted netlist passes ``nkigym_graph.check_netlist``; the backend raises
+:class:`BudaEmitError` rather than return one that does not.
+
+Choices, documented in the modules that make them:
+
+- ``nc_matmul(lhs[K,M], rhs[K,N])`` reads ``lhs`` transposed. A parameter read that way
+  is stored transposed by the host (queue ``<name>_t``); a computed value gets a
+  ``transpose`` TM on the graph op reading it (never inside a fused op) (:mod:`.nodes`).
+- Scalars of ``tensor_scalar`` and the ones of row sums are constant host queues
+  (:mod:`.constants`); :func:`netlist_inputs` fills every host queue from the program's
+  inputs, :func:`run_netlist` evaluates the netlist in numpy.
+- Shapes that are not whole tiles are zero-padded in queues; a ``[P, 1]`` reduction
+  result is tile column 0, as in Buda. Values in the padding of computed tensors are
+  unspecified (matmuls contract them against zero padding).
+- The IR has no broadcast (``tensor_tensor`` takes equal shapes): a program spreads a
+  ``[P, 1]`` row statistic over ``[P, F]`` as ``nc_matmul(nc_transpose(v), ones)`` with a
+  ``[1, F]`` parameter of ones, which becomes a fused matmul sub-op reading ``v`` as is.
+- Tile-level programs are lifted back to tensor-level ops first (:mod:`.lift`), so
+  programs tiled for a Tenstorrent target, for Trn2, or rewritten by transforms all emit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nkigym_graph import hookimpl
+from nkigym_graph.backend import Artifact, Backend
+from nkigym_graph.program import Program
+from nkigym_graph.targets import Target
+
+from .arch import get_arch
+from .emit import emit_netlist
+from .errors import BudaEmitError
+from .host import netlist_inputs, program_outputs, run_netlist
+from .lift import lift
+
+DEFAULT_ARCH = "wormhole_b0"
+
+
+class BudaBackend(Backend):
+    """Emit a checked Buda netlist (see the package docstring)."""
+
+    name = "buda"
+    default_target = DEFAULT_ARCH
+
+    def emit(self, program: Program, target: Target, **options: Any) -> Artifact:
+        arch = options.pop("arch", None)
+        if options:
+            raise BudaEmitError(f"unknown option(s) {sorted(options)} for the buda backend; it takes arch=")
+        if arch is None:
+            arch = target if target.family == "tenstorrent" else DEFAULT_ARCH
+        return emit_netlist(program, get_arch(arch))
+
+
+@hookimpl
+def nkigym_graph_register_backends() -> list[type[Backend]]:
+    return [BudaBackend]
+
+
+__all__ = ["BudaBackend", "BudaEmitError", "lift", "netlist_inputs", "program_outputs", "run_netlist"]

@@ -1,0 +1,67 @@
+"""Per-architecture choices of the emitted netlists: data formats, fidelity, DRAM channels.
+
+The worker grid, NOC count, dest capacity and fused-op limits come from the target's
+facts (``nkigym_graph.targets``); these are the netlist settings the targets do not hold.
+Grayskull has no Float32 accumulation, so its netlists compute in Float16_b (dest then
+holds 8 tiles per ublock); Wormhole B0 and Blackhole use Float32 throughout (4 tiles).
+The numpy evaluator does not emulate data formats.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nkigym_graph.buda.arch import arch_target
+from nkigym_graph.buda.rules.limits import dest_tiles
+from nkigym_graph.targets import Target
+
+from .errors import BudaEmitError
+
+
+@dataclass(frozen=True)
+class Arch:
+    """A Tenstorrent target with the netlist settings used for it."""
+
+    target: Target
+    df: str
+    """Data format of queues, op inputs/outputs and intermediates."""
+    acc_df: str
+    math_fidelity: str
+    dram_channels: int
+
+    @property
+    def name(self) -> str:
+        return self.target.name
+
+    @property
+    def dest_tiles(self) -> int:
+        """Tiles of one ublock that fit in dest with ``acc_df``."""
+        return dest_tiles(self.target, self.acc_df)
+
+    @property
+    def worker_grid(self) -> tuple[int, int]:
+        rows, cols = self.target.facts["grid"]
+        return (int(rows), int(cols))
+
+    @property
+    def nocs(self) -> int:
+        return int(self.target.facts["nocs"])
+
+
+_SETTINGS: dict[str, tuple[str, str, str, int]] = {
+    "grayskull": ("Float16_b", "Float16_b", "HiFi4", 8),
+    "wormhole_b0": ("Float32", "Float32", "HiFi4", 6),
+    "blackhole": ("Float32", "Float32", "HiFi4", 8),
+}
+
+
+def get_arch(target: str | Target) -> Arch:
+    """The netlist settings for a Tenstorrent architecture name or target."""
+    try:
+        resolved = arch_target(target)
+    except Exception as err:  # NetlistError for names, or a Trainium target
+        raise BudaEmitError(f"no Buda architecture for {target!r}: {err}") from None
+    if resolved.name not in _SETTINGS:
+        raise BudaEmitError(f"no netlist settings for architecture {resolved.name!r}")
+    df, acc_df, fidelity, channels = _SETTINGS[resolved.name]
+    return Arch(resolved, df, acc_df, fidelity, channels)

@@ -1,0 +1,146 @@
+"""Program -> Buda netlist: lift, lower, fuse, block, place, assemble, check.
+
+1. :func:`.lift.lift` recovers the tensor-level dataflow from the tiled program;
+2. :func:`.nodes.build_nodes` lowers each op to Buda micro-ops and folds transposes;
+3. :func:`.fusion.plan_groups` groups nodes into graph ops, checking each grown group
+   with the constraint checker;
+4. :func:`.opbuild.build_op` picks grid, blocks and (for fused ops) the schedules;
+5. :func:`.placement.place` lays the ops on the worker grid (shrinking the largest op's
+   grid while they do not fit);
+6. the document is assembled, checked with ``check_netlist`` (any violation raises
+   :class:`BudaEmitError` listing them) and written as YAML.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from nkigym_graph.backend import Artifact
+from nkigym_graph.buda import check_netlist
+from nkigym_graph.program import Program
+
+from .arch import Arch
+from .assemble import Assembled, assemble
+from .errors import BudaEmitError
+from .fusion import Plan, plan_groups
+from .lift import lift
+from .names import Names
+from .nodes import NodeGraph, build_nodes
+from .opbuild import BuiltOp, build_op
+from .placement import place, shrink
+from .yaml_text import to_yaml
+
+Pair = tuple[int, int]
+
+
+class _Emitter:
+    def __init__(self, program: Program, arch: Arch) -> None:
+        self.program = program
+        self.arch = arch
+        self.graph_name = program.name or "graph"
+        self.nodes: NodeGraph = build_nodes(lift(program))
+        labels = {n: node.label for n, node in self.nodes.nodes.items()}
+        self.names = Names([p.name for p in program.params], list(self.nodes.outputs), labels)
+
+    def violations(self, op: BuiltOp) -> list[str]:
+        alone = assemble(
+            self.graph_name, [op], {op.name: (0, 0)}, self.nodes, self.names, self.arch, alone=True
+        )
+        return sorted({v.rule for v in check_netlist(alone.doc, self.arch.target)})
+
+    def legal(self, members: list[int], exit_node: int) -> list[str]:
+        return self.violations(self._build(members, exit_node, self.arch.worker_grid))
+
+    def _build(self, members: list[int], exit_node: int, limit: Pair) -> BuiltOp:
+        return build_op(self.nodes, members, exit_node, self.arch, self.names, limit)
+
+    def placed(self, plan: Plan) -> tuple[list[BuiltOp], dict[str, Pair]]:
+        worker = self.arch.worker_grid
+        ops = [self._build(members, exit_node, worker) for members, exit_node in plan.groups]
+        while True:
+            locations = place([(op.name, op.grid) for op in ops], worker)
+            if locations is not None:
+                return ops, locations
+            k = max(range(len(ops)), key=lambda i: ops[i].cores)
+            if ops[k].cores == 1:
+                raise BudaEmitError(
+                    f"{len(ops)} graph ops do not fit on the {worker[0]}x{worker[1]} worker grid of "
+                    f"{self.arch.name}; splitting a program over several graphs is not supported"
+                )
+            op = ops[k]
+            smaller = self._build(list(op.members), op.exit, shrink(op.grid))
+            if self.violations(smaller):
+                smaller = self._build(list(op.members), op.exit, (1, 1))
+            ops[k] = smaller
+
+    def run(self) -> Artifact:
+        plan = plan_groups(self.nodes, self.legal)
+        ops, locations = self.placed(plan)
+        assembled = assemble(self.graph_name, ops, locations, self.nodes, self.names, self.arch)
+        found = check_netlist(assembled.doc, self.arch.target)
+        if found:
+            raise BudaEmitError(
+                f"the netlist emitted for {self.program.name} breaks {len(found)} rule(s)",
+                violations=tuple(str(v) for v in found),
+            )
+        text = to_yaml(assembled.doc, self._header(assembled, ops))
+        parsed = yaml.safe_load(text)
+        return Artifact("buda", text, parsed, self._facts(assembled, ops, plan, parsed), ".yaml")
+
+    def _header(self, assembled: Assembled, ops: list[BuiltOp]) -> list[str]:
+        fused = sum(1 for op in ops if op.fused is not None)
+        lines = [f"{self.program.name}: {len(ops)} graph op(s), {fused} fused, for {self.arch.name}."]
+        for name, description in assembled.host_queues.items():
+            lines.append(f"{name}: {_describe(description)}")
+        return lines
+
+    def _facts(self, assembled: Assembled, ops: list[BuiltOp], plan: Plan, parsed: Any) -> dict[str, Any]:
+        facts: dict[str, Any] = {
+            "arch": self.arch.name,
+            "graph": self.graph_name,
+            "ops": len(ops),
+            "fused_ops": sum(1 for op in ops if op.fused is not None),
+            "sub_ops": sum(op.sub_ops for op in ops if op.fused is not None),
+            "queues": len(assembled.doc["queues"]),
+            "host_queues": assembled.host_queues,
+            "outputs": assembled.outputs,
+            "params": {p.name: list(p.shape) for p in self.program.params},
+            "fusion_splits": {self.nodes.nodes[n].label: rules for n, rules in plan.splits.items()},
+        }
+        facts.update(_circular_buffers(parsed, self.arch))
+        return facts
+
+
+def _describe(description: dict[str, Any]) -> str:
+    if "param" in description:
+        if description["transposed"]:
+            return (
+                f"parameter {description['param']} transposed by the host "
+                "(nc_matmul's stationary operand is the netlist matmul's input 0 transposed)"
+            )
+        return f"parameter {description['param']}"
+    if description["constant"] == "fill":
+        return f"constant {description['value']!r} (one tile, broadcast by the reading op)"
+    return f"constant column of {description['rows']} ones (row sums are matmuls with it)"
+
+
+def _circular_buffers(parsed: Any, arch: Arch) -> dict[str, Any]:
+    """Circular buffers of the busiest kernel (graph op), from ``nkigym_graph.stitching``."""
+    try:
+        from nkigym_graph.stitching import circular_buffers
+    except ImportError:
+        return {"circular_buffers_note": "not counted: nkigym_graph.stitching has no circular_buffers()"}
+    count = circular_buffers(parsed, arch.target)
+    return {
+        "circular_buffers": count.total,
+        "circular_buffer_kernel": count.kernel,
+        "circular_buffer_limit": count.limit,
+        "circular_buffers_fit": count.fits,
+    }
+
+
+def emit_netlist(program: Program, arch: Arch) -> Artifact:
+    """The checked netlist artifact of ``program`` for ``arch``."""
+    return _Emitter(program, arch).run()

@@ -1,0 +1,150 @@
+"""How each tensor-level op becomes Buda ops ("micro-ops"), as tables.
+
+A lowering is a short list of :class:`MicroSpec`; the last one's result is the op's
+result. Operands are the op's own operands (:class:`Arg`, optionally read transposed),
+earlier micro-ops of the same list (:class:`Step`) or constants (:mod:`.constants`).
+
+- ``nc_matmul(lhs[K,M], rhs[K,N])`` is a Buda ``matmul`` of ``lhs`` transposed (in0 is
+  ``[M,K]``) and ``rhs``;
+- a row sum is a ``matmul`` with a column of ones (the device reduces with ``max`` only);
+- ``tensor_scalar`` is a binary op with a constant input (Buda ops take no numbers);
+- names Buda lacks are compositions: ``rsqrt`` = ``reciprocal(sqrt)``, ``divide`` =
+  ``multiply`` by a ``reciprocal``, ``minimum`` = ``-maximum(-x, -y)``; ``relu`` is a
+  ``datacopy`` with ``relu_en``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from .constants import ColumnOnes, Constant, Fill
+from .shapes import TILE
+
+
+@dataclass(frozen=True)
+class Arg:
+    """Operand ``index`` of the tensor-level op (``transposed``: read it transposed)."""
+
+    index: int
+    transposed: bool = False
+
+
+@dataclass(frozen=True)
+class Step:
+    """The result of micro-op ``index`` of the same lowering."""
+
+    index: int
+
+
+MicroInput = Arg | Step | Constant
+
+
+@dataclass(frozen=True)
+class MicroSpec:
+    """One Buda op: its type, operands and attributes."""
+
+    type: str
+    inputs: tuple[MicroInput, ...]
+    attributes: tuple[tuple[str, Any], ...] = ()
+
+
+Lowering = tuple[MicroSpec, ...]
+Shapes = Sequence[tuple[int, int]]
+NEG = Fill(-1.0)
+
+
+def _unary(kind: str, **attributes: Any) -> Lowering:
+    return (MicroSpec(kind, (Arg(0),), tuple(attributes.items())),)
+
+
+def _binary(kind: str) -> Lowering:
+    return (MicroSpec(kind, (Arg(0), Arg(1))),)
+
+
+def _with(kind: str, constant: Constant) -> Lowering:
+    return (MicroSpec(kind, (Arg(0), constant)),)
+
+
+def _scalar(kind: str, scalar: float) -> Lowering:
+    return _with(kind, Fill(scalar))
+
+
+ACTIVATIONS: dict[str, Lowering] = {
+    **{
+        name: _unary(name)
+        for name in ("exp", "log", "tanh", "sigmoid", "sqrt", "reciprocal", "square", "abs")
+    },
+    "copy": _unary("datacopy"),
+    "relu": _unary("datacopy", relu_en=True),  # Buda's relu is an output stage of another op
+    "rsqrt": (MicroSpec("sqrt", (Arg(0),)), MicroSpec("reciprocal", (Step(0),))),
+    "negative": _with("multiply", NEG),
+}
+
+TENSOR_TENSOR: dict[str, Lowering] = {
+    **{name: _binary(name) for name in ("add", "subtract", "multiply", "maximum")},
+    "divide": (MicroSpec("reciprocal", (Arg(1),)), MicroSpec("multiply", (Arg(0), Step(0)))),
+    "minimum": (  # min(x, y) = -max(-x, -y)
+        MicroSpec("multiply", (Arg(0), NEG)),
+        MicroSpec("multiply", (Arg(1), NEG)),
+        MicroSpec("maximum", (Step(0), Step(1))),
+        MicroSpec("multiply", (Step(2), NEG)),
+    ),
+}
+
+TENSOR_SCALAR: dict[str, Callable[[float], Lowering]] = {
+    **{name: partial(_scalar, name) for name in ("add", "subtract", "multiply", "maximum")},
+    "divide": lambda c: _with("multiply", Fill(1.0 / c)),
+    "minimum": lambda c: (  # min(x, c) = -max(-x, -c)
+        MicroSpec("multiply", (Arg(0), NEG)),
+        MicroSpec("maximum", (Step(0), Fill(-c))),
+        MicroSpec("multiply", (Step(1), NEG)),
+    ),
+}
+
+_REDUCE_MAX = (("dim", "c"), ("type", "max"))
+
+
+def _reduce(kind: str, shapes: Shapes) -> Lowering:
+    cols = shapes[0][1]
+    if kind == "sum":
+        return (MicroSpec("matmul", (Arg(0), ColumnOnes(cols))),)
+    if cols % TILE:
+        raise ValueError(
+            f"a {kind} over {cols} columns (not a multiple of {TILE}) would include the tile padding"
+        )
+    if kind == "max":
+        return (MicroSpec("reduce", (Arg(0),), _REDUCE_MAX),)
+    return (  # min = -max(-x)
+        MicroSpec("multiply", (Arg(0), NEG)),
+        MicroSpec("reduce", (Step(0),), _REDUCE_MAX),
+        MicroSpec("multiply", (Step(1), NEG)),
+    )
+
+
+def _lookup(table: Mapping[str, Any], name: str, what: str) -> Any:
+    if name not in table:
+        raise ValueError(f"{what} {name!r} has no Buda form; supported: {', '.join(sorted(table))}")
+    return table[name]
+
+
+LOWERINGS: dict[str, Callable[[Mapping[str, Any], Shapes], Lowering]] = {
+    "nc_matmul": lambda attrs, shapes: (MicroSpec("matmul", (Arg(0, transposed=True), Arg(1))),),
+    "activation": lambda attrs, shapes: _lookup(ACTIVATIONS, attrs["op"], "activation"),
+    "tensor_tensor": lambda attrs, shapes: _lookup(TENSOR_TENSOR, attrs["op"], "tensor_tensor"),
+    "tensor_scalar": lambda attrs, shapes: _lookup(TENSOR_SCALAR, attrs["op"], "tensor_scalar")(
+        float(attrs["scalar"])
+    ),
+    "tensor_reduce": lambda attrs, shapes: _reduce(attrs["op"], shapes),
+}
+"""Lowering per op name (``nc_transpose`` has none: it folds into the reading op)."""
+
+
+def lower(op_name: str, attrs: Mapping[str, Any], shapes: Shapes) -> Lowering:
+    """The micro-ops of one tensor-level op; ValueError says why there are none."""
+    rule = LOWERINGS.get(op_name)
+    if rule is None:
+        raise ValueError(f"op {op_name!r} has no Buda lowering")
+    return rule(attrs, shapes)

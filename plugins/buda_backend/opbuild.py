@@ -1,0 +1,154 @@
+"""One graph op from a group of nodes: a plain Buda op, or a ``fused_op`` with its schedules.
+
+Block structure:
+
+- grid: as many cores per axis as the program has tiles of the result along it (a 64x96
+  matmul tiled 32x32 runs on [2, 3]; tiled 128x128 for Trn2 it runs on [1, 1]), capped by
+  the worker grid and placement, and dividing every tensor of the op. A fused op with a
+  matmul uses one core column (seed 004 rule 8); with more matmuls than NOCs (rule 9), or a
+  matmul reading input 1 from an intermediate (each core would hold only its own rows of
+  it), it runs on one core;
+- mblock / ublock per core from :class:`~.blocking.Blocking` (ublocks fit dest);
+- matmul ``m_k`` / ``u_kt`` split the inner dim as the intermediate feeding it is blocked
+  (seed 004 rule 25), else into the widest ublock that fits dest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .arch import Arch
+from .blocking import Blocking, grid_for
+from .fused import Dims, build_schedules, input_tms
+from .group import GroupMicros, Sub, collect
+from .names import Names
+from .nodes import NodeGraph, Source
+from .shapes import largest_divisor, tile_shape, tiles
+
+Pair = tuple[int, int]
+
+
+@dataclass
+class BuiltOp:
+    """A graph op ready to be placed: its spec without ``grid_loc``."""
+
+    name: str
+    exit: int
+    members: tuple[int, ...]
+    grid: Pair
+    spec: dict[str, Any]
+    sources: list[Source]
+    fused: dict[str, Any] | None
+    sub_ops: int
+
+    @property
+    def cores(self) -> int:
+        return self.grid[0] * self.grid[1]
+
+
+def _grid(graph: NodeGraph, group: GroupMicros, exit_node: int, arch: Arch, limit: Pair) -> Pair:
+    subs = [group.subs[i] for i in group.order]
+    node = graph.nodes[exit_node]
+    rows, cols = tile_shape(node.shape)
+    hint = (rows // max(1, tiles(node.tile[0])), cols // max(1, tiles(node.tile[1])))
+    worker = arch.worker_grid
+    cap = (min(worker[0], limit[0]), min(worker[1], limit[1]))
+    plain = len(subs) == 1
+    matmuls = [s for s in subs if s.type == "matmul"]
+    if not plain and (len(matmuls) > arch.nocs or any(isinstance(s.inputs[1], int) for s in matmuls)):
+        return (1, 1)
+    shapes = [group.subs[group.exit].tiles] if plain else [s.tiles for s in subs]
+    return grid_for(shapes, (max(hint[0], 1), max(hint[1], 1)), cap, split_columns=plain or not matmuls)
+
+
+def _operand_tiles(group: GroupMicros, operand: int | Source) -> Pair:
+    if isinstance(operand, int):
+        return group.subs[operand].tiles
+    return tile_shape(operand.shape)
+
+
+def _inner(group: GroupMicros, sub: Sub, blocking: Blocking, dest: int) -> dict[str, int]:
+    """``m_k`` / ``u_kt`` of a matmul or reduce."""
+    first = sub.inputs[0]
+    if isinstance(first, int):
+        (_, n), (_, c) = blocking.dims(group.subs[first].tiles)
+        return {"m_k": n, "u_kt": c}
+    if sub.type == "matmul" and isinstance(sub.inputs[1], int):
+        (m, _), (r, _) = blocking.dims(group.subs[sub.inputs[1]].tiles)
+        return {"m_k": m, "u_kt": r}
+    inner = _operand_tiles(group, first)[1]
+    u_kt = largest_divisor(inner, dest)
+    return {"m_k": inner // u_kt, "u_kt": u_kt}
+
+
+def _finish_exit(group: GroupMicros) -> None:
+    """A fused matmul/reduce with m_k > 1 cannot write the output: copy it out (rule 18)."""
+    last = group.subs[group.exit]
+    if len(group.order) > 1 and last.contracts and last.attributes.get("m_k", 1) != 1:
+        group.subs.append(Sub("datacopy", [group.exit], {}, last.shape, last.label))
+        group.exit = len(group.subs) - 1
+        group.order.append(group.exit)
+
+
+def _op_spec(
+    arch: Arch, kind: str, grid: Pair, dims: Dims, names: list[str], tms: list[list[Any]]
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "type": kind,
+        "grid_size": list(grid),
+        "inputs": names,
+        "t": 1,
+        "mblock": list(dims[0]),
+        "ublock": list(dims[1]),
+        "buf_size_mb": 2,
+        "ublock_order": "r",
+        "in_df": [arch.df] * len(names),
+        "out_df": arch.df,
+        "intermed_df": arch.df,
+        "acc_df": arch.acc_df,
+        "math_fidelity": arch.math_fidelity,
+        "untilize_output": False,
+    }
+    for index, items in enumerate(tms):
+        if items:
+            spec[f"input_{index}_tms"] = items
+    return spec
+
+
+def build_op(
+    graph: NodeGraph, members: list[int], exit_node: int, arch: Arch, names: Names, limit: Pair
+) -> BuiltOp:
+    """The graph op (and fused op) computing ``members`` with result ``exit_node``."""
+    group = collect(graph, members, exit_node)
+    grid = _grid(graph, group, exit_node, arch, limit)
+    blocking = Blocking(grid, [group.subs[i].tiles for i in group.order], arch.dest_tiles)
+    for i in group.order:
+        sub = group.subs[i]
+        if sub.contracts:
+            sub.attributes.update(_inner(group, sub, blocking, arch.dest_tiles))
+    _finish_exit(group)
+    dims = {i: blocking.dims(group.subs[i].tiles) for i in group.order}
+    out_dims = dims[group.exit]
+    name = names.nodes[exit_node]
+    if len(group.order) == 1:
+        sub = group.subs[group.exit]
+        sources = [o for o in sub.inputs if not isinstance(o, int)]
+        spec = _op_spec(
+            arch,
+            sub.type,
+            grid,
+            out_dims,
+            [names.source(s) for s in sources],
+            [input_tms(s) for s in sources],
+        )
+        if sub.attributes:
+            spec["attributes"] = dict(sub.attributes)
+        return BuiltOp(name, exit_node, tuple(members), grid, spec, sources, None, 1)
+    fused = build_schedules(group, dims, grayskull=arch.name == "grayskull")
+    sources = fused.sources
+    spec = _op_spec(
+        arch, "fused_op", grid, out_dims, [names.source(s) for s in sources], [input_tms(s) for s in sources]
+    )
+    spec["attributes"] = {"fused_op_id": None}
+    return BuiltOp(name, exit_node, tuple(members), grid, spec, sources, fused.spec, fused.sub_ops)

@@ -1,0 +1,93 @@
+"""DRAM queues: host inputs (parameters, constants), outputs, and their DRAM buffers.
+
+Every queue has one buffer per core of its grid. Buffers are spread over the DRAM
+channels in turn and laid out back to back in each channel from ``0x10000000``, each
+``header + entries x t x tiles x tile bytes`` long (the size the checker's overlap rule
+uses), aligned to 256 bytes, so no two buffers of a channel overlap.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nkigym_graph.buda.rules.queues import QUEUE_HEADER_BYTES, TILE_BYTES
+
+from .arch import Arch
+from .blocking import Blocking
+from .constants import Constant
+from .nodes import ConstSource, NodeSource, ParamSource, Source
+from .shapes import tile_shape
+
+DRAM_BASE = 0x10000000
+ALIGN = 0x100
+Pair = tuple[int, int]
+
+
+class Hex(int):
+    """An address, written in hex in the netlist text."""
+
+
+class DramAllocator:
+    """Hands out non-overlapping ``[channel, address]`` buffers, channel by channel in turn."""
+
+    def __init__(self, channels: int) -> None:
+        self.channels = channels
+        self.next = [DRAM_BASE] * channels
+        self.turn = 0
+
+    def take(self, size: int) -> list[int]:
+        channel = self.turn % self.channels
+        self.turn += 1
+        address = self.next[channel]
+        self.next[channel] = address + -(-size // ALIGN) * ALIGN
+        return [channel, Hex(address)]
+
+
+def buffer_bytes(tiles_per_core: int, df: str, entries: int = 1) -> int:
+    """Bytes of one per-core queue buffer (header included)."""
+    return QUEUE_HEADER_BYTES + entries * tiles_per_core * TILE_BYTES.get(df, TILE_BYTES["Float16"])
+
+
+def source_queue_shape(source: Source) -> Pair:
+    """Element shape of the queue (or producer output) a source reads, before its TMs."""
+    if isinstance(source, ConstSource):
+        return source.constant.queue_shape(*source.shape)
+    if isinstance(source, NodeSource) and source.transposed:
+        return (source.shape[1], source.shape[0])
+    return source.shape
+
+
+def queue_spec(
+    producer: str, grid: Pair, dims: tuple[Pair, Pair], arch: Arch, dram: DramAllocator
+) -> dict[str, Any]:
+    """A DRAM queue written by ``producer`` (``HOST`` or an op) on ``grid`` with blocks ``dims``."""
+    (m, n), (r, c) = dims
+    size = buffer_bytes(m * n * r * c, arch.df)
+    return {
+        "input": producer,
+        "type": "queue",
+        "entries": 1,
+        "grid_size": list(grid),
+        "t": 1,
+        "mblock": [m, n],
+        "ublock": [r, c],
+        "ublock_order": "r",
+        "df": arch.df,
+        "target_device": 0,
+        "loc": "dram",
+        "dram": [dram.take(size) for _ in range(grid[0] * grid[1])],
+    }
+
+
+def host_queue(shape: Pair, arch: Arch, dram: DramAllocator) -> dict[str, Any]:
+    """A one-core host input queue holding a tensor of ``shape`` elements (padded to tiles)."""
+    tiles = tile_shape(shape)
+    return queue_spec("HOST", (1, 1), Blocking((1, 1), [tiles], arch.dest_tiles).dims(tiles), arch, dram)
+
+
+def describe_source(source: ParamSource | ConstSource) -> dict[str, Any]:
+    """What the host writes into the queue of ``source`` (``facts["host_queues"]``)."""
+    if isinstance(source, ParamSource):
+        return {"param": source.name, "transposed": source.transposed}
+    constant: Constant = source.constant
+    return constant.describe()
