@@ -53,11 +53,14 @@ class BudaBackend(Backend):
 
     def emit(self, program: Program, target: Target, **options: Any) -> Artifact:
         arch = options.pop("arch", None)
+        allow_over_limit = bool(options.pop("allow_over_limit", False))
         if options:
-            raise BudaEmitError(f"unknown option(s) {sorted(options)} for the buda backend; it takes arch=")
+            raise BudaEmitError(
+                f"unknown option(s) {sorted(options)} for the buda backend; it takes arch= and allow_over_limit="
+            )
         if arch is None:
             arch = target if target.family == "tenstorrent" else DEFAULT_ARCH
-        return emit_netlist(program, get_arch(arch))
+        return emit_netlist(program, get_arch(arch), allow_over_limit)
 
 
 @hookimpl

@@ -20,6 +20,7 @@ import yaml
 from nkigym_graph.backend import Artifact
 from nkigym_graph.buda import check_netlist
 from nkigym_graph.program import Program
+from nkigym_graph.stitching import check_circular_buffers, circular_buffers
 
 from .arch import Arch
 from .assemble import Assembled, assemble
@@ -127,11 +128,7 @@ def _describe(description: dict[str, Any]) -> str:
 
 
 def _circular_buffers(parsed: Any, arch: Arch) -> dict[str, Any]:
-    """Circular buffers of the busiest kernel (graph op), from ``nkigym_graph.stitching``."""
-    try:
-        from nkigym_graph.stitching import circular_buffers
-    except ImportError:
-        return {"circular_buffers_note": "not counted: nkigym_graph.stitching has no circular_buffers()"}
+    """Circular buffers of the busiest kernel (graph op)."""
     count = circular_buffers(parsed, arch.target)
     return {
         "circular_buffers": count.total,
@@ -141,6 +138,14 @@ def _circular_buffers(parsed: Any, arch: Arch) -> dict[str, Any]:
     }
 
 
-def emit_netlist(program: Program, arch: Arch) -> Artifact:
-    """The checked netlist artifact of ``program`` for ``arch``."""
-    return _Emitter(program, arch).run()
+def emit_netlist(program: Program, arch: Arch, allow_over_limit: bool = False) -> Artifact:
+    """The checked netlist artifact of ``program`` for ``arch``.
+
+    A kernel needing more circular buffers than the architecture has is refused
+    (``CircularBufferError`` naming the count and suggesting ``weight_stitch``) unless
+    ``allow_over_limit``.
+    """
+    artifact = _Emitter(program, arch).run()
+    if not allow_over_limit:
+        check_circular_buffers(artifact.parsed, arch.target)
+    return artifact
