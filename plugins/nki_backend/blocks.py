@@ -1,0 +1,213 @@
+"""What makes repeated code repeated: shape keys, block descriptions and substitution.
+
+* A unit's *key* is its literal skeleton: instruction names, keywords, literal
+  arguments, tile shapes and dtypes, loop counts. Buffers and integers are left out.
+* A block's *description* adds, in one fixed traversal order, the integers it uses
+  (``vec``: slice bounds, list indices) and a signature (``sig``) of how it uses
+  buffers: a buffer allocated inside the block is named by its position among the
+  block's allocations, one from outside by its identity, an HBM tensor by its name.
+  Blocks with equal keys and signatures differ only in ``vec``.
+* Substitution rebuilds the first block with its integers generalised to affine
+  expressions of the new loop indices (same traversal order, hole by hole).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+
+from .ir import Affine, Alloc, Assign, Base, Call, Family, Group, Hbm, Instr, Loop, Ref, Tile, Unit
+
+
+def instr_key(instr: Instr) -> Hashable:
+    """The literal skeleton of one instruction."""
+    if isinstance(instr, Alloc):
+        tile = instr.tile
+        return ("alloc", tile.shape, tile.dtype, tile.buffer, instr.append_to is not None)
+    if isinstance(instr, Assign):
+        return ("assign", instr.name, instr.code)
+    args = tuple(
+        (key, ("ref", len(arg.slices)) if isinstance(arg, Ref) else "int" if isinstance(arg, Affine) else arg)
+        for key, arg in instr.args
+    )
+    return ("call", instr.fn, args)
+
+
+@dataclass(frozen=True)
+class Description:
+    """How one block uses buffers (``sig``), its integers (``vec``) and what it creates."""
+
+    sig: tuple[Hashable, ...]
+    vec: tuple[int, ...]
+    created: tuple[Tile | Family, ...]
+    lines: int
+
+
+class _Describer:
+    def __init__(self) -> None:
+        self.sig: list[Hashable] = []
+        self.vec: list[int] = []
+        self.local: dict[int, int] = {}
+        self.created: list[Tile | Family] = []
+        self.loops: dict[int, int] = {}
+        self.lines = 0
+
+    def create(self, obj: Tile | Family) -> None:
+        self.local[id(obj)] = len(self.created)
+        self.created.append(obj)
+
+    def base(self, obj: Base) -> None:
+        if id(obj) in self.local:
+            self.sig.append(("local", self.local[id(obj)]))
+        elif isinstance(obj, Hbm):
+            self.sig.append(("hbm", obj.name))
+        else:
+            self.sig.append(("outer", id(obj)))
+
+    def affine(self, value: Affine) -> None:
+        self.vec.append(value.const)
+        self.sig.append(tuple((self.loops[loop], coeff) for loop, coeff in value.terms))
+
+    def ref(self, ref: Ref) -> None:
+        self.base(ref.base)
+        if ref.index is not None:
+            self.sig.append("index")
+            self.affine(ref.index)
+        for lo, hi in ref.slices:
+            self.affine(lo)
+            self.affine(hi)
+
+    def units(self, units: Sequence[Unit]) -> None:
+        for unit in units:
+            if isinstance(unit, Loop):
+                self.loops[unit.id] = len(self.loops)
+                for family in unit.families:
+                    self.create(family)
+                self.lines += 1 + len(unit.families)
+                self.units(unit.body)
+                continue
+            self.lines += 1
+            for instr in unit.instrs:
+                self.lines += 1
+                if isinstance(instr, Alloc):
+                    self.create(instr.tile)
+                    if instr.append_to is not None:
+                        self.lines += 1
+                        self.base(instr.append_to)
+                elif isinstance(instr, Call):
+                    for _, arg in instr.args:
+                        if isinstance(arg, Ref):
+                            self.ref(arg)
+                        elif isinstance(arg, Affine):
+                            self.affine(arg)
+
+
+def describe(block: Sequence[Unit]) -> Description:
+    """The description of a block of consecutive units."""
+    walker = _Describer()
+    walker.units(block)
+    return Description(tuple(walker.sig), tuple(walker.vec), tuple(walker.created), walker.lines)
+
+
+@dataclass
+class Substitution:
+    """How to rebuild the first block as a loop body.
+
+    ``holes[h]`` are the loop terms added to the ``h``-th integer; ``families`` maps a
+    family merged into a wider one to ``(wider, stride)`` (its index gains
+    ``stride * flat``, where ``flat`` is the flat iteration number); ``collect`` maps a
+    tile to the family its allocation now appends to.
+    """
+
+    holes: Sequence[tuple[tuple[int, int], ...]]
+    flat: tuple[tuple[int, int], ...]
+    families: dict[int, tuple[Family, int]]
+    collect: dict[int, Family]
+
+
+class _Substituter:
+    def __init__(self, plan: Substitution) -> None:
+        self.plan = plan
+        self.hole = 0
+
+    def affine(self, value: Affine) -> Affine:
+        terms = self.plan.holes[self.hole]
+        self.hole += 1
+        return value.plus(0, terms) if terms else value
+
+    def ref(self, ref: Ref) -> Ref:
+        index = self.affine(ref.index) if ref.index is not None else None
+        slices = tuple((self.affine(lo), self.affine(hi)) for lo, hi in ref.slices)
+        base: Base = ref.base
+        merged = self.plan.families.get(id(base))
+        if merged is not None and index is not None:
+            base, stride = merged
+            index = index.plus(0, tuple((loop, coeff * stride) for loop, coeff in self.plan.flat))
+        return Ref(base, slices, index)
+
+    def instr(self, instr: Instr) -> Instr:
+        if isinstance(instr, Alloc):
+            family = self.plan.collect.get(id(instr.tile))
+            if family is None and instr.append_to is not None:
+                merged = self.plan.families.get(id(instr.append_to))
+                family = merged[0] if merged is not None else instr.append_to
+            return Alloc(instr.tile, family)
+        if isinstance(instr, Call):
+            args = tuple(
+                (
+                    key,
+                    self.ref(arg)
+                    if isinstance(arg, Ref)
+                    else self.affine(arg)
+                    if isinstance(arg, Affine)
+                    else arg,
+                )
+                for key, arg in instr.args
+            )
+            return Call(instr.fn, args)
+        return instr
+
+    def units(self, units: Sequence[Unit]) -> tuple[Unit, ...]:
+        out: list[Unit] = []
+        for unit in units:
+            if isinstance(unit, Loop):
+                kept = tuple(f for f in unit.families if id(f) not in self.plan.families)
+                out.append(Loop(unit.id, unit.count, self.units(unit.body), kept))
+            else:
+                out.append(
+                    Group(unit.kind, unit.comment, tuple(self.instr(i) for i in unit.instrs), unit.node)
+                )
+        return tuple(out)
+
+
+def substitute(block: Sequence[Unit], plan: Substitution) -> tuple[Unit, ...]:
+    """The first block rebuilt as a loop body (see :class:`Substitution`)."""
+    return _Substituter(plan).units(block)
+
+
+def rewrite_refs(unit: Unit, change: Callable[[Ref], Ref | None]) -> Unit:
+    """``unit`` with every region ``change`` maps replaced (``None`` keeps it)."""
+    if isinstance(unit, Loop):
+        return Loop(unit.id, unit.count, tuple(rewrite_refs(u, change) for u in unit.body), unit.families)
+    instrs = []
+    for instr in unit.instrs:
+        if isinstance(instr, Call):
+            args = tuple(
+                (key, (change(arg) or arg) if isinstance(arg, Ref) else arg) for key, arg in instr.args
+            )
+            instr = Call(instr.fn, args)
+        instrs.append(instr)
+    return Group(unit.kind, unit.comment, tuple(instrs), unit.node)
+
+
+def referenced(unit: Unit) -> set[int]:
+    """Identities of the buffers ``unit`` reads or writes."""
+    found: set[int] = set()
+    if isinstance(unit, Loop):
+        for inner in unit.body:
+            found |= referenced(inner)
+        return found
+    for instr in unit.instrs:
+        if isinstance(instr, Call):
+            found.update(id(arg.base) for _, arg in instr.args if isinstance(arg, Ref))
+    return found

@@ -1,0 +1,275 @@
+"""The lowering context: buffers of program variables, PSUM eviction, instruction groups.
+
+Every program variable gets one buffer. Parameters and outputs are HBM tensors; an
+on-chip variable is a PSUM tile when all its writers accumulate natively in PSUM
+(``nc_matmul``) and it fits one PSUM bank, otherwise an SBUF tile.
+
+A PSUM tile is copied to SBUF (``nisa.tensor_copy``, the eviction) before an
+instruction that cannot read PSUM uses it (a DMA, a Tensor Engine input). The copy
+stays valid until the next write of the variable. Vector and Scalar Engine
+instructions read PSUM directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from nkigym_graph.program import Program
+from nkigym_graph.statement import Operand, Statement
+from nkigym_graph.targets import Target
+from nkigym_graph.variables import INTERMEDIATE
+
+from .errors import NkiEmitError
+from .ir import Alloc, Arg, Assign, Call, Group, Hbm, Instr, Ref, Tile, const_slices, whole
+from .names import NKI_ITEMSIZE, NameTable, identifier
+
+PSUM_DTYPE = "nl.float32"
+"""Matmul results accumulate in fp32 PSUM (NeuronCore-v2/v3)."""
+PSUM_ITEMSIZE = 4
+SCRATCH_DTYPE = "nl.float32"
+"""Partial results of ``+=`` statements on the Vector/Scalar Engines (which compute in fp32)."""
+
+
+class Lowering(Protocol):
+    """How one op becomes NKI instructions (see ``nki_backend.lowering``)."""
+
+    op_name: str
+    psum_native: bool
+    sinks: bool
+    sbuf_operands: frozenset[int]
+
+    def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None: ...
+
+
+@dataclass(frozen=True)
+class KernelTypes:
+    """The dtypes of the kernel: ``working`` for computed SBUF tiles (the output dtype)."""
+
+    working: str
+    outputs: Mapping[str, str]
+    params: Mapping[str, str]
+    """Parameter dtypes by kernel parameter name."""
+
+    @property
+    def working_code(self) -> str:
+        return f"nl.{self.working}"
+
+
+class KernelBuilder:
+    """Collects the instruction groups of one kernel while the lowerings call it."""
+
+    def __init__(
+        self, program: Program, target: Target, types: KernelTypes, lowerings: Mapping[str, Lowering]
+    ) -> None:
+        self.program = program
+        self.target = target
+        self.types = types
+        self.lowerings = lowerings
+        self.names = NameTable()
+        self.hbm: dict[str, Hbm] = {}
+        self.params: list[str] = []
+        for param in program.params:
+            name = self.names.reserve(identifier(param.name))
+            self.hbm[param.name] = Hbm(name, tuple(param.shape))
+            self.params.append(name)
+        self.tiles: dict[str, Tile] = {}
+        self.copies: dict[str, Tile] = {}
+        self.psum_vars = self._psum_variables()
+        self.groups: list[Group] = []
+        self._open: tuple[str, str, int | None] | None = None
+        self._instrs: list[Instr] = []
+
+    # -- planning ---------------------------------------------------------------------
+    def _psum_variables(self) -> frozenset[str]:
+        bank = int(self.target.facts.get("psum_bank_bytes", 2048))
+        found = set()
+        for var, info in self.program.variables.items():
+            if info.kind != INTERMEDIATE or len(info.shape) != 2:
+                continue
+            writers = self.program.writers_of(var)
+            if all(self.lowering(w).psum_native for w in writers) and info.shape[1] * PSUM_ITEMSIZE <= bank:
+                found.add(var)
+        return frozenset(found)
+
+    def lowering(self, node: int) -> Lowering:
+        """The lowering of statement ``node``; an error naming the op when there is none."""
+        stmt = self.program[node]
+        found = self.lowerings.get(stmt.op.name)
+        if found is None:
+            raise NkiEmitError(
+                f"no NKI lowering for op {stmt.op.name!r} (lowered ops: {', '.join(sorted(self.lowerings))})",
+                self.program.describe(node),
+            )
+        return found
+
+    def needs_eviction(self, var: str) -> bool:
+        """Whether some reader of PSUM variable ``var`` must read it from SBUF."""
+        return any(
+            position in self.lowering(node).sbuf_operands for node, position in self.program.consumers_of(var)
+        )
+
+    # -- groups -----------------------------------------------------------------------
+    def open(self, kind: str, comment: str, node: int | None = None) -> None:
+        """Start the group of instructions implementing ``comment``."""
+        if self._open is not None:
+            raise AssertionError("a group is already open")
+        self._open = (kind, comment, node)
+        self._instrs = []
+
+    def close(self) -> None:
+        """Finish the open group (empty groups are dropped)."""
+        assert self._open is not None
+        kind, comment, node = self._open
+        if self._instrs:
+            self.groups.append(Group(kind, comment, tuple(self._instrs), node))
+        self._open = None
+
+    def call(self, fn: str, *args: tuple[str, Arg]) -> None:
+        """Emit ``fn(key=arg, ...)``."""
+        self._instrs.append(Call(fn, tuple(args)))
+
+    def assign(self, name: str, code: str) -> None:
+        """Emit ``name = code``."""
+        self._instrs.append(Assign(name, code))
+
+    def describe(self, node: int) -> str:
+        return self.program.describe(node)
+
+    # -- buffers ----------------------------------------------------------------------
+    def new_tile(self, stem: str, shape: tuple[int, ...], dtype: str, buffer: str) -> Tile:
+        """Allocate a fresh tile in the open group."""
+        tile = Tile(
+            self.names.fresh(identifier(stem)), tuple(shape), dtype, buffer, _itemsize(dtype, self.types)
+        )
+        self._instrs.append(Alloc(tile))
+        return tile
+
+    def allocate(self, var: str) -> Tile:
+        """The tile of on-chip variable ``var``, allocated now if it has none yet."""
+        tile = self.tiles.get(var)
+        if tile is None:
+            info = self.program.variables[var]
+            if var in self.psum_vars:
+                dtype, buffer = PSUM_DTYPE, "psum"
+            else:
+                dtype, buffer = self._sbuf_dtype(var), "sbuf"
+            tile = self.tiles[var] = self.new_tile(var, info.shape, dtype, buffer)
+        return tile
+
+    def _sbuf_dtype(self, var: str) -> str:
+        """Loaded tiles keep their parameter's dtype (``a.dtype``); computed ones the working dtype."""
+        sources = set()
+        for node in self.program.writers_of(var):
+            stmt = self.program[node]
+            source = stmt.operands[stmt.op.read_positions[0]].var if stmt.op.read_positions else None
+            if not self.lowering(node).sinks or source not in self.hbm:
+                return self.types.working_code
+            sources.add(source)
+        names = {self.hbm[source].name for source in sources}
+        if len(names) == 1 and next(iter(names)) in self.types.params:
+            return f"{names.pop()}.dtype"
+        return self.types.working_code
+
+    def in_psum(self, var: str) -> bool:
+        return var in self.psum_vars
+
+    @staticmethod
+    def is_psum(ref: Ref) -> bool:
+        return isinstance(ref.base, Tile) and ref.base.buffer == "psum"
+
+    @staticmethod
+    def dtype_of(ref: Ref) -> str:
+        """Code text of an on-chip region's dtype."""
+        assert isinstance(ref.base, Tile)
+        return ref.base.dtype
+
+    def declare_output(self, var: str, shape: tuple[int, ...]) -> Hbm:
+        """Name the HBM output ``var``."""
+        tensor = self.hbm[var] = Hbm(self.names.fresh(identifier(var)), shape)
+        return tensor
+
+    def hbm_ref(self, operand: Operand, statement: str) -> Ref:
+        """A region of an HBM tensor (an error if ``operand`` is on chip)."""
+        tensor = self.hbm.get(operand.var)
+        if tensor is None:
+            raise NkiEmitError(f"{operand.var!r} must be an HBM tensor here", statement)
+        return Ref(tensor, const_slices(operand.slices))
+
+    def write(self, operand: Operand) -> Ref:
+        """The region a statement writes (allocating the variable's tile on its first write)."""
+        if operand.var in self.hbm:
+            return Ref(self.hbm[operand.var], const_slices(operand.slices))
+        self.copies.pop(operand.var, None)
+        return Ref(self.allocate(operand.var), const_slices(operand.slices))
+
+    def read(self, operand: Operand, statement: str, sbuf: bool = False) -> Ref:
+        """The current value of an on-chip region; ``sbuf`` forces an SBUF copy of PSUM."""
+        var = operand.var
+        if var in self.hbm:
+            raise NkiEmitError(f"reads HBM tensor {var!r} directly; load it into SBUF first", statement)
+        if var not in self.tiles:
+            raise NkiEmitError(f"reads {var!r} before any statement writes it", statement)
+        if var in self.psum_vars:
+            copy = self.copies.get(var)
+            if copy is None and sbuf:
+                copy = self.evict(var)
+            if copy is not None:
+                return Ref(copy, const_slices(operand.slices))
+        return Ref(self.tiles[var], const_slices(operand.slices))
+
+    def evict(self, var: str) -> Tile:
+        """Copy PSUM variable ``var`` to a new SBUF tile (in the open group)."""
+        source = self.tiles[var]
+        copy = self.new_tile(f"{var}_sb", source.shape, self.types.working_code, "sbuf")
+        self.call(
+            "nisa.tensor_copy",
+            ("dst", Ref(copy, whole(copy.shape))),
+            ("src", Ref(source, whole(source.shape))),
+        )
+        self.copies[var] = copy
+        return copy
+
+    # -- results ----------------------------------------------------------------------
+    def destination(self, stmt: Statement) -> tuple[Ref, Callable[[], None]]:
+        """Where an instruction writes ``stmt``'s result, and what to emit after it: for
+        ``+=`` a partial result goes to a scratch tile that is then added in."""
+        target = self.write(stmt.dst)
+        if not stmt.accumulate:
+            return target, _nothing
+        shape = tuple(stop - start for start, stop in stmt.dst.slices)
+        part = self.new_tile(f"{stmt.dst.var}_part", shape, SCRATCH_DTYPE, "sbuf")
+        part_ref = Ref(part, whole(shape))
+
+        def add_in() -> None:
+            self.call(
+                "nisa.tensor_tensor",
+                ("dst", target),
+                ("data1", target),
+                ("data2", part_ref),
+                ("op", "nl.add"),
+            )
+
+        return part_ref, add_in
+
+    def store_result(self, stmt: Statement, result: Ref) -> None:
+        """Move ``result`` (a scratch PSUM tile) into ``stmt``'s destination: copy, or add for ``+=``."""
+        target = self.write(stmt.dst)
+        if stmt.accumulate:
+            self.call(
+                "nisa.tensor_tensor", ("dst", target), ("data1", target), ("data2", result), ("op", "nl.add")
+            )
+        else:
+            self.call("nisa.tensor_copy", ("dst", target), ("src", result))
+
+
+def _nothing() -> None:
+    return None
+
+
+def _itemsize(dtype: str, types: KernelTypes) -> int:
+    if dtype.startswith("nl."):
+        return NKI_ITEMSIZE[dtype[3:]]
+    param = dtype.removesuffix(".dtype")
+    return NKI_ITEMSIZE[types.params[param]]

@@ -1,0 +1,166 @@
+"""The NKI backend end to end: options, lowering, fitting SBUF, rolling, rendering.
+
+Options of ``emit(program, backend="nki", ...)``:
+
+``roll_loops`` (default True)
+    fold regular repetition into ``for`` loops; False gives straight-line code.
+``dtype`` (default: as declared)
+    the dtype of every kernel tensor, e.g. ``"bfloat16"``; needed for programs tiled
+    with a dtype NKI lacks (float64).
+``fit_memory`` (default True)
+    when the SBUF peak exceeds the target, split wide loads (:mod:`.split`).
+
+Facts of the artifact: ``lines`` and ``lines_unrolled``, ``loops``, instruction counts
+of the straight-line kernel (``dma_copy``, ``nc_matmul``, ...), estimated
+``peak_sbuf_bytes`` / ``peak_psum_bytes`` per partition, ``split_loads``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from nkigym_graph.backend import Artifact
+from nkigym_graph.program import Program
+from nkigym_graph.targets import Target
+
+from .builder import KernelBuilder, Lowering
+from .errors import NkiEmitError
+from .ir import Call, Loop, Unit, instructions
+from .lower import kernel_types, lower_program
+from .lowering import LOWERINGS
+from .memory import live_intervals, peak
+from .names import identifier
+from .render import KernelText, render_kernel
+from .rolling import Roller
+from .split import best_split, split_loads
+
+MAX_SPLIT_ROUNDS = 8
+
+
+@dataclass(frozen=True)
+class EmitOptions:
+    """The accepted options (see the module docstring)."""
+
+    roll_loops: bool = True
+    dtype: str | None = None
+    fit_memory: bool = True
+
+    @classmethod
+    def parse(cls, options: Mapping[str, Any]) -> EmitOptions:
+        unknown = set(options) - set(cls.__dataclass_fields__)
+        if unknown:
+            known = ", ".join(sorted(cls.__dataclass_fields__))
+            raise NkiEmitError(f"unknown option(s) {sorted(unknown)} for the nki backend; options: {known}")
+        return cls(**options)
+
+
+def emit_kernel(
+    program: Program, target: Target, lowerings: Mapping[str, Lowering] = LOWERINGS, **options: Any
+) -> Artifact:
+    """The NKI kernel of ``program`` for ``target`` as an artifact."""
+    opts = EmitOptions.parse(options)
+    if target.family != "neuron":
+        raise NkiEmitError(f"target {target.name} is not an AWS Neuron core (family {target.family})")
+    if program.fragment:
+        raise NkiEmitError("a fragment (statements without def/return) cannot be emitted as a kernel")
+    types = kernel_types(program, opts.dtype)
+    kb, splits = _fit(program, target, types, lowerings, opts.fit_memory)
+    intervals = live_intervals(kb.groups)
+    sbuf, psum = peak(intervals, "sbuf"), peak(intervals, "psum")
+    _check_capacity(kb, sbuf.bytes, target.sbuf_bytes_per_partition, "SBUF", sbuf.live)
+    _check_capacity(kb, psum.bytes, target.psum_bytes_per_partition, "PSUM", psum.live)
+    returns = tuple(kb.hbm[var].name for var in program.returns)
+    name = kb.names.fresh(identifier(program.name))
+    kernel = KernelText(name, tuple(kb.params), returns, _note(program, target))
+    unrolled = render_kernel(kernel, kb.groups)
+    units: list[Unit] = list(kb.groups)
+    if opts.roll_loops:
+        units = Roller(kb.names).roll(units)
+    text = render_kernel(kernel, units, kb.names.loop_prefix()) if opts.roll_loops else unrolled
+    counts = Counter(i.fn.removeprefix("nisa.") for i in instructions(kb.groups) if isinstance(i, Call))
+    facts = {
+        "lines": len(text.splitlines()),
+        "lines_unrolled": len(unrolled.splitlines()),
+        "loops": _count_loops(units),
+        "instructions": dict(sorted(counts.items())),
+        "peak_sbuf_bytes": sbuf.bytes,
+        "peak_psum_bytes": psum.bytes,
+        "split_loads": splits,
+        "kernel": kernel.name,
+    }
+    return Artifact(backend="nki", text=text, parsed=None, facts=facts, suffix=".py")
+
+
+def _fit(
+    program: Program, target: Target, types: Any, lowerings: Mapping[str, Lowering], fit: bool
+) -> tuple[KernelBuilder, int]:
+    """Lower ``program`` in the statement order that needs least SBUF (shared loads first
+    on a tie); while SBUF overflows (and ``fit``), split the wide loads whose split
+    lowers the peak most, for at most ``MAX_SPLIT_ROUNDS`` rounds."""
+    capacity = target.sbuf_bytes_per_partition
+    splits = 0
+    for split_round in range(MAX_SPLIT_ROUNDS + 1):
+        sunk = lower_program(program, target, types, lowerings)
+        best, best_peak = sunk, _sbuf_peak(sunk)
+        if _has_shared_loads(program, lowerings):
+            hoisted = lower_program(program, target, types, lowerings, hoist_shared=True)
+            if _sbuf_peak(hoisted) <= best_peak:
+                best, best_peak = hoisted, _sbuf_peak(hoisted)
+        if best_peak <= capacity or not fit or split_round == MAX_SPLIT_ROUNDS:
+            break
+        choice = best_split(program, sunk.groups, sunk.tiles, _sinks(program, lowerings))
+        if choice is None:
+            break
+        plans, _estimate = choice
+        program = split_loads(program, plans)
+        splits += len(plans)
+    return best, splits
+
+
+def _sinks(program: Program, lowerings: Mapping[str, Lowering]) -> Callable[[int], bool]:
+    """Whether statement ``node`` of ``program`` is a load (it sinks to its readers)."""
+    return lambda node: bool(lowerings[program[node].op.name].sinks)
+
+
+def _has_shared_loads(program: Program, lowerings: Mapping[str, Lowering]) -> bool:
+    return any(
+        len(program.successors(node)) > 1 and lowerings[program[node].op.name].sinks
+        for node in range(len(program))
+        if program[node].op.name in lowerings
+    )
+
+
+def _sbuf_peak(kb: KernelBuilder) -> int:
+    return peak(live_intervals(kb.groups), "sbuf").bytes
+
+
+def _check_capacity(kb: KernelBuilder, used: int, capacity: int, label: str, live: tuple[Any, ...]) -> None:
+    if used <= capacity:
+        return
+    largest = sorted(live, key=lambda iv: -iv.tile.bytes_per_partition)[:4]
+    names = ", ".join(
+        f"{iv.tile.name} {list(iv.tile.shape)} ({iv.tile.bytes_per_partition} B)" for iv in largest
+    )
+    raise NkiEmitError(
+        f"{label} use peaks at {used} bytes per partition > {capacity} on {kb.target.name}: "
+        f"{len(live)} tiles live at once, largest {names}; split the program's wide loads or "
+        "reorder its statements"
+    )
+
+
+def _count_loops(units: list[Unit]) -> int:
+    total = 0
+    for unit in units:
+        if isinstance(unit, Loop):
+            total += 1 + _count_loops(list(unit.body))
+    return total
+
+
+def _note(program: Program, target: Target) -> str:
+    return (
+        f"NKI kernel for program {program.name!r} ({len(program)} statements, "
+        f"hash {program.canonical_hash[:12]}), target {target.name}"
+    )

@@ -1,0 +1,76 @@
+"""Lowering a whole program: statement order, accumulator allocations, per-op lowerings
+and PSUM evictions, into a flat list of instruction groups."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import partial
+
+from nkigym_graph.program import Program
+from nkigym_graph.statement import Statement
+from nkigym_graph.targets import Target
+from nkigym_graph.variables import INTERMEDIATE, OUTPUT
+
+from .builder import KernelBuilder, KernelTypes, Lowering
+from .errors import NkiEmitError
+from .names import identifier, nki_dtype
+from .schedule import allocation_points, statement_order
+
+
+def kernel_types(program: Program, dtype: str | None) -> KernelTypes:
+    """The kernel's dtypes; ``dtype`` (an emit option) replaces every declared one."""
+    outputs = {}
+    for var, info in program.variables.items():
+        if info.kind == OUTPUT:
+            outputs[var] = nki_dtype(dtype or info.dtype or "float64", f"output {var!r}")
+    params = {
+        identifier(p.name): nki_dtype(dtype or p.dtype, f"parameter {p.name!r}") for p in program.params
+    }
+    working = nki_dtype(dtype or program.output_dtype, "the program's output")
+    return KernelTypes(working, outputs, params)
+
+
+def lower_program(
+    program: Program,
+    target: Target,
+    types: KernelTypes,
+    lowerings: Mapping[str, Lowering],
+    hoist_shared: bool = False,
+) -> KernelBuilder:
+    """Lower ``program``; the builder holds the groups, tiles and HBM tensors.
+    ``hoist_shared`` picks the statement order (:func:`.schedule.statement_order`)."""
+    if program.fragment:
+        raise NkiEmitError("a fragment (statements without def/return) cannot be emitted as a kernel")
+    kb = KernelBuilder(program, target, types, lowerings)
+    order = statement_order(program, partial(_sinks, lowerings), hoist_shared)
+    shared = [
+        var
+        for var, info in program.variables.items()
+        if info.kind == INTERMEDIATE and len(program.writers_of(var)) > 1
+    ]
+    points = allocation_points(program, order, shared)
+    last_write = {program.writers_of(var)[-1]: var for var in kb.psum_vars if kb.needs_eviction(var)}
+    for position, node in enumerate(order):
+        for var in points.get(position, ()):
+            kb.open("alloc", f"{var}: written by {len(program.writers_of(var))} statements below")
+            kb.allocate(var)
+            kb.close()
+        stmt = program[node]
+        lowering = kb.lowering(node)
+        kb.open(stmt.op.name, program.describe(node), node)
+        lowering.lower(node, stmt, kb)
+        kb.close()
+        evicted = last_write.get(node)
+        if evicted is not None:
+            kb.open("evict", f"{evicted}: evict PSUM to SBUF for the readers below")
+            kb.evict(evicted)
+            kb.close()
+    for var in program.returns:
+        if var not in kb.hbm or program.variables[var].kind != OUTPUT:
+            raise NkiEmitError(f"the kernel returns {var!r}, which is not an HBM output tensor")
+    return kb
+
+
+def _sinks(lowerings: Mapping[str, Lowering], stmt: Statement) -> bool:
+    lowering = lowerings.get(stmt.op.name)
+    return lowering is not None and lowering.sinks

@@ -1,0 +1,239 @@
+"""How each op becomes NKI instructions: one small lowering object per op, in a table.
+
+=================  =====================================================================
+op                 instructions
+=================  =====================================================================
+``alloc``          ``out = nl.ndarray(shape, dtype=..., buffer=nl.shared_hbm)``
+``load``           ``nisa.dma_copy(dst=tile, src=param[...])``
+``store``          ``nisa.dma_copy(dst=out[...], src=tile)`` (PSUM evicted first)
+``nc_matmul``      ``nisa.nc_matmul(dst=psum, stationary=lhs, moving=rhs)``; ``+=`` steps
+                   accumulate in the same PSUM tile (the first write overwrites)
+``nc_transpose``   ``nisa.nc_transpose`` into a PSUM tile, then ``nisa.tensor_copy``
+``activation``     ``nisa.activation(dst, op=nl.<f>, data)``
+``tensor_tensor``  ``nisa.tensor_tensor(dst, data1, data2, op=nl.<f>)``
+``tensor_scalar``  ``nisa.tensor_scalar(dst, data, op0=nl.<f>, operand0=c)``
+``tensor_reduce``  ``nisa.tensor_reduce(dst, op=nl.<f>, data, axis=1, keepdims=True)``
+=================  =====================================================================
+
+``+=`` on a load or store is a DMA with ``dst_rmw_op=nl.add``; on a Vector/Scalar Engine
+op the result goes to a scratch tile that ``nisa.tensor_tensor`` adds in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+import numpy as np
+
+from nkigym_graph.statement import Statement
+
+from .builder import KernelBuilder, Lowering
+from .errors import NkiEmitError
+from .ir import Hbm, Ref, const_slices, whole
+from .names import BINARY_OPS, REDUCE_OPS, UNARY_OPS, math_op
+
+ZERO_FILL_COLUMNS = 2048
+"""Free size of the zero tile used to clear outputs that stores do not fully cover."""
+
+
+class _Base:
+    op_name = ""
+    psum_native = False
+    """Writes PSUM and accumulates there itself (the variable can live in PSUM)."""
+    sinks = False
+    """May move down to just before its first dependent statement."""
+    sbuf_operands: frozenset[int] = frozenset()
+    """Operand positions that must be read from SBUF (PSUM is evicted first)."""
+
+
+class AllocLowering(_Base):
+    """An HBM output; zero-filled first when stores do not write all of it (the program's
+    outputs start as zeros)."""
+
+    op_name = "alloc"
+
+    def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
+        var = stmt.dst.var
+        shape = tuple(stop for _, stop in stmt.dst.slices)
+        tensor = kb.declare_output(var, shape)
+        dtype = kb.types.outputs[var]
+        kb.assign(tensor.name, f"nl.ndarray({shape!r}, dtype=nl.{dtype}, buffer=nl.shared_hbm)")
+        if not _fully_stored(kb, var, node, shape):
+            _zero_fill(kb, tensor, dtype)
+
+
+def _fully_stored(kb: KernelBuilder, var: str, node: int, shape: tuple[int, ...]) -> bool:
+    covered = np.zeros(shape, dtype=bool)
+    for writer in kb.program.writers_of(var):
+        stmt = kb.program[writer]
+        if writer == node:
+            continue
+        if stmt.accumulate:
+            return False
+        covered[tuple(slice(a, b) for a, b in stmt.dst.slices)] = True
+    return bool(covered.all())
+
+
+def _zero_fill(kb: KernelBuilder, tensor: Hbm, dtype: str) -> None:
+    if len(tensor.shape) != 2:
+        raise NkiEmitError(f"cannot zero-fill the {len(tensor.shape)}-D output {tensor.name}")
+    rows, cols = tensor.shape
+    part = kb.target.partition_size
+    width = min(cols, ZERO_FILL_COLUMNS)
+    zeros = kb.new_tile(f"{tensor.name}_zeros", (min(rows, part), width), f"nl.{dtype}", "sbuf")
+    kb.call("nisa.memset", ("dst", Ref(zeros, whole(zeros.shape))), ("value", "0.0"))
+    for r0 in range(0, rows, part):
+        r1 = min(r0 + part, rows)
+        for c0 in range(0, cols, width):
+            c1 = min(c0 + width, cols)
+            dst = Ref(tensor, const_slices(((r0, r1), (c0, c1))))
+            src = Ref(zeros, const_slices(((0, r1 - r0), (0, c1 - c0))))
+            kb.call("nisa.dma_copy", ("dst", dst), ("src", src))
+
+
+class LoadLowering(_Base):
+    op_name = "load"
+    sinks = True
+
+    def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
+        src = kb.hbm_ref(stmt.operands[0], kb.describe(node))
+        dst = kb.write(stmt.dst)
+        _dma(kb, stmt, dst, src)
+
+
+class StoreLowering(_Base):
+    op_name = "store"
+    sbuf_operands = frozenset({0})
+
+    def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
+        src = kb.read(stmt.operands[0], kb.describe(node), sbuf=True)
+        dst = kb.hbm_ref(stmt.dst, kb.describe(node))
+        _dma(kb, stmt, dst, src)
+
+
+def _dma(kb: KernelBuilder, stmt: Statement, dst: Ref, src: Ref) -> None:
+    if stmt.accumulate:
+        kb.call("nisa.dma_copy", ("dst", dst), ("src", src), ("dst_rmw_op", "nl.add"))
+    else:
+        kb.call("nisa.dma_copy", ("dst", dst), ("src", src))
+
+
+class MatmulLowering(_Base):
+    """``dst[M,N] (+)= lhs[K,M].T @ rhs[K,N]``: lhs is the stationary operand."""
+
+    op_name = "nc_matmul"
+    psum_native = True
+    sbuf_operands = frozenset({0, 1})
+
+    def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
+        text = kb.describe(node)
+        stationary = kb.read(stmt.operands[0], text, sbuf=True)
+        moving = kb.read(stmt.operands[1], text, sbuf=True)
+        var = stmt.dst.var
+        if kb.in_psum(var):
+            dst = kb.write(stmt.dst)
+            overwrite = not stmt.accumulate and kb.program.definition_of(var) != node
+            extra = (("accumulate", "False"),) if overwrite else ()
+            kb.call("nisa.nc_matmul", ("dst", dst), ("stationary", stationary), ("moving", moving), *extra)
+            return
+        shape = tuple(stop - start for start, stop in stmt.dst.slices)
+        scratch = kb.new_tile(f"{var}_psum", shape, "nl.float32", "psum")
+        result = Ref(scratch, whole(shape))
+        kb.call("nisa.nc_matmul", ("dst", result), ("stationary", stationary), ("moving", moving))
+        kb.store_result(stmt, result)
+
+
+class TransposeLowering(_Base):
+    """Tensor Engine transpose into a PSUM tile (of the input's dtype), then a copy."""
+
+    op_name = "nc_transpose"
+    sbuf_operands = frozenset({0})
+
+    def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
+        data = kb.read(stmt.operands[0], kb.describe(node), sbuf=True)
+        shape = tuple(stop - start for start, stop in stmt.dst.slices)
+        scratch = kb.new_tile(f"{stmt.dst.var}_psum", shape, kb.dtype_of(data), "psum")
+        result = Ref(scratch, whole(shape))
+        kb.call("nisa.nc_transpose", ("dst", result), ("data", data))
+        kb.store_result(stmt, result)
+
+
+class ActivationLowering(_Base):
+    op_name = "activation"
+
+    def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
+        text = kb.describe(node)
+        func = math_op(UNARY_OPS, stmt.attr("op"), text)
+        data = kb.read(stmt.operands[0], text)
+        dst, finish = kb.destination(stmt)
+        kb.call("nisa.activation", ("dst", dst), ("op", func), ("data", data))
+        finish()
+
+
+class TensorTensorLowering(_Base):
+    """Both inputs may not be in PSUM: the second is then read from its SBUF copy."""
+
+    op_name = "tensor_tensor"
+
+    def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
+        text = kb.describe(node)
+        func = math_op(BINARY_OPS, stmt.attr("op"), text)
+        first = kb.read(stmt.operands[0], text)
+        second = kb.read(stmt.operands[1], text, sbuf=kb.is_psum(first))
+        dst, finish = kb.destination(stmt)
+        kb.call("nisa.tensor_tensor", ("dst", dst), ("data1", first), ("data2", second), ("op", func))
+        finish()
+
+
+class TensorScalarLowering(_Base):
+    op_name = "tensor_scalar"
+
+    def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
+        text = kb.describe(node)
+        func = math_op(BINARY_OPS, stmt.attr("op"), text)
+        data = kb.read(stmt.operands[0], text)
+        dst, finish = kb.destination(stmt)
+        scalar = repr(stmt.attr("scalar"))
+        kb.call("nisa.tensor_scalar", ("dst", dst), ("data", data), ("op0", func), ("operand0", scalar))
+        finish()
+
+
+class TensorReduceLowering(_Base):
+    """Reduce the free axis into a [P, 1] tile."""
+
+    op_name = "tensor_reduce"
+
+    def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
+        text = kb.describe(node)
+        func = math_op(REDUCE_OPS, stmt.attr("op"), text)
+        data = kb.read(stmt.operands[0], text)
+        dst, finish = kb.destination(stmt)
+        kb.call(
+            "nisa.tensor_reduce",
+            ("dst", dst),
+            ("op", func),
+            ("data", data),
+            ("axis", "1"),
+            ("keepdims", "True"),
+        )
+        finish()
+
+
+LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
+    {
+        lowering.op_name: lowering
+        for lowering in (
+            AllocLowering(),
+            LoadLowering(),
+            StoreLowering(),
+            MatmulLowering(),
+            TransposeLowering(),
+            ActivationLowering(),
+            TensorTensorLowering(),
+            TensorScalarLowering(),
+            TensorReduceLowering(),
+        )
+    }
+)
+"""Op name -> lowering. Plugins adding ops extend a copy and pass it to the emitter."""

@@ -1,0 +1,232 @@
+"""Loop rolling: fold repeated groups of straight-line code into ``for`` loops.
+
+The roller works bottom-up on the list of units. For the smallest period ``p`` (in
+units) at which keys repeat, it takes each stretch where ``key[i] == key[i + p]``,
+cuts it into blocks of ``p`` units at every phase, describes the blocks
+(:mod:`.blocks`) and looks for affine boxes among blocks with equal signatures
+(:mod:`.boxes`); the phase that saves most lines wins. Each box becomes one loop (two
+nested loops for a 2-D box) whose body is the first block with generalised
+constants. Then it starts again on the shorter list, so K loops roll first, then rows
+of output tiles, then the rows themselves.
+
+Tiles a loop allocates that later code still reads are collected into a list
+(``tensor_0_tiles = []`` before the loop, ``tensor_0_tiles.append(tensor_0)`` inside)
+and the later code indexes the list. Code that does not repeat stays straight-line.
+
+Example (a 2 x 2 tiled matmul, K = 2)::
+
+    for i0 in range(2):
+        for i1 in range(2):
+            tensor_2 = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)
+            for i2 in range(2):
+                tensor_0 = nl.ndarray((128, 128), dtype=a.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=tensor_0, src=a[128 * i2:128 * i2 + 128, 128 * i0:128 * i0 + 128])
+                ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+from .blocks import Description, Substitution, describe, instr_key, referenced, rewrite_refs, substitute
+from .boxes import Box, find_boxes
+from .ir import Affine, Family, Group, Loop, Ref, Tile, Unit
+from .names import NameTable
+
+Placement = tuple[int, Box]
+"""A box at an absolute unit position."""
+
+
+class Roller:
+    """Rolls the units of one kernel; ``names`` hands out the lists' names."""
+
+    def __init__(self, names: NameTable) -> None:
+        self.names = names
+        self._next_loop = 0
+        self._keys: dict[int, tuple[Unit, int]] = {}
+        self._interned: dict[Hashable, int] = {}
+
+    # -- keys -------------------------------------------------------------------------
+    def key(self, unit: Unit) -> int:
+        """An integer standing for the unit's literal skeleton."""
+        hit = self._keys.get(id(unit))
+        if hit is not None and hit[0] is unit:
+            return hit[1]
+        raw: Hashable
+        if isinstance(unit, Group):
+            raw = ("group", unit.kind, tuple(instr_key(i) for i in unit.instrs))
+        else:
+            raw = ("loop", unit.count, len(unit.families), tuple(self.key(u) for u in unit.body))
+        value = self._interned.setdefault(raw, len(self._interned))
+        self._keys[id(unit)] = (unit, value)
+        return value
+
+    # -- driver -----------------------------------------------------------------------
+    def roll(self, units: Sequence[Unit]) -> list[Unit]:
+        """``units`` with every regular repetition folded into loops."""
+        current = list(units)
+        while True:
+            keys = [self.key(u) for u in current]
+            for period in _periods(keys):
+                rolled = self._roll_period(current, keys, period)
+                if rolled is not None:
+                    current = rolled
+                    break
+            else:
+                return current
+
+    def _roll_period(self, units: list[Unit], keys: list[int], period: int) -> list[Unit] | None:
+        stretches = _stretches(keys, period)
+        if not stretches:
+            return None
+        units = list(units)
+        users: dict[int, list[int]] | None = None
+        out: list[Unit] = []
+        cursor = 0
+        for start, end in stretches:
+            if start < cursor:
+                continue
+            for at, box in self._best_phase(units, start, end, period):
+                if users is None:
+                    users = _users(units)
+                out += units[cursor:at]
+                loop, rewrote = self._fold(units, at, period, box, users)
+                out.append(loop)
+                cursor = at + box.count * period
+                if rewrote:  # later code changed: look again from the smallest period
+                    return out + units[cursor:]
+        if users is None:
+            return None
+        out += units[cursor:]
+        return out
+
+    def _best_phase(self, units: list[Unit], start: int, end: int, period: int) -> list[Placement]:
+        best: tuple[tuple[int, int, int], list[Placement]] | None = None
+        for phase in range(start, min(start + period, end)):
+            blocks = (end - phase) // period
+            if blocks < 2:
+                break
+            found = _place(units, phase, period, blocks)
+            score = (sum(b.saved for _, b in found), -sum(b.nonzeros for _, b in found), -phase)
+            if found and (best is None or score > best[0]):
+                best = (score, found)
+            if len(found) == 1 and found[0][1].count == blocks:
+                break  # every block in one box: no other phase does better
+        return [] if best is None else best[1]
+
+    # -- folding ----------------------------------------------------------------------
+    def _new_loop_id(self) -> int:
+        self._next_loop += 1
+        return self._next_loop
+
+    def _fold(
+        self, units: list[Unit], at: int, period: int, box: Box, users: dict[int, list[int]]
+    ) -> tuple[Loop, bool]:
+        """The loop for ``box``, and whether code after it was rewritten to use its lists."""
+        blocks = [units[at + k * period : at + (k + 1) * period] for k in range(box.count)]
+        inner = self._new_loop_id()
+        outer = self._new_loop_id() if box.outer > 1 else None
+        holes = [
+            tuple((loop, coeff) for loop, coeff in ((inner, di), (outer, do)) if loop is not None and coeff)
+            for di, do in zip(box.d_inner, box.d_outer, strict=True)
+        ]
+        flat = ((inner, 1),) if outer is None else ((outer, box.inner), (inner, 1))
+        plan = Substitution(holes, flat, {}, {})
+        span = range(at, at + box.count * period)
+        created = [describe(block).created for block in blocks]
+        outside: dict[int, tuple[Family, int, bool]] = {}
+        new_families: list[Family] = []
+        for position, first in enumerate(created[0]):
+            instances = [made[position] for made in created]
+            if not any(q not in span for obj in instances for q in users.get(id(obj), ())):
+                continue
+            if isinstance(first, Tile):
+                family = Family(self.names.fresh(f"{first.name}_tiles"), first.shape, box.count)
+                plan.collect[id(first)] = family
+                outside.update({id(t): (family, k, True) for k, t in enumerate(instances)})
+            else:
+                family = Family(first.name, first.shape, first.size * box.count)
+                plan.families[id(first)] = (family, first.size)
+                outside.update({id(f): (family, k * first.size, False) for k, f in enumerate(instances)})
+            new_families.append(family)
+        _rewrite_outside(units, span, outside, users)
+        body = substitute(blocks[0], plan)
+        if outer is None:
+            return Loop(inner, box.inner, body, tuple(new_families)), bool(outside)
+        return Loop(outer, box.outer, (Loop(inner, box.inner, body),), tuple(new_families)), bool(outside)
+
+
+def _periods(keys: list[int]) -> list[int]:
+    """Distances from each unit to the next unit with the same key, ascending."""
+    last: dict[int, int] = {}
+    found: set[int] = set()
+    for i in range(len(keys) - 1, -1, -1):
+        nxt = last.get(keys[i])
+        if nxt is not None:
+            found.add(nxt - i)
+        last[keys[i]] = i
+    return sorted(found)
+
+
+def _stretches(keys: list[int], period: int) -> list[tuple[int, int]]:
+    """Maximal ``[start, end)`` ranges that repeat with ``period`` at least twice."""
+    out = []
+    i, n = 0, len(keys)
+    while i + period < n:
+        if keys[i] != keys[i + period]:
+            i += 1
+            continue
+        j = i
+        while j + period < n and keys[j] == keys[j + period]:
+            j += 1
+        if j - i >= period:
+            out.append((i, j + period))
+        i = j + 1
+    return out
+
+
+def _place(units: list[Unit], phase: int, period: int, count: int) -> list[Placement]:
+    """Boxes among ``count`` blocks from ``phase``, within runs of equal signatures."""
+    descs: list[Description] = [
+        describe(units[phase + k * period : phase + (k + 1) * period]) for k in range(count)
+    ]
+    found: list[Placement] = []
+    run = 0
+    for k in range(1, count + 1):
+        if k == count or descs[k].sig != descs[run].sig:
+            vectors = [d.vec for d in descs[run:k]]
+            for box in find_boxes(vectors, descs[run].lines):
+                found.append((phase + (run + box.start) * period, box))
+            run = k
+    return found
+
+
+def _users(units: list[Unit]) -> dict[int, list[int]]:
+    """Buffer identity -> positions of the units that read or write it."""
+    users: dict[int, list[int]] = {}
+    for position, unit in enumerate(units):
+        for ident in referenced(unit):
+            users.setdefault(ident, []).append(position)
+    return users
+
+
+def _rewrite_outside(
+    units: list[Unit], span: range, outside: dict[int, tuple[Family, int, bool]], users: dict[int, list[int]]
+) -> None:
+    """Point code after a loop at the lists that now hold the loop's tiles."""
+    if not outside:
+        return
+
+    def change(ref: Ref) -> Ref | None:
+        hit = outside.get(id(ref.base))
+        if hit is None:
+            return None
+        family, offset, is_tile = hit
+        if is_tile:
+            return Ref(family, ref.slices, Affine(offset))
+        assert ref.index is not None
+        return Ref(family, ref.slices, ref.index.plus(offset))
+
+    positions = sorted({q for ident in outside for q in users.get(ident, ()) if q not in span})
+    for q in positions:
+        units[q] = rewrite_refs(units[q], change)
