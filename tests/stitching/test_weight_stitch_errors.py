@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from nkigym_graph_plugins.weight_stitch import WeightStitch
 from stitching.stitch_programs import W, random_inputs, weights_program
 
 import nkigym_graph as ng
@@ -18,6 +17,7 @@ from nkigym_graph.stitching import (
     stitched_name,
     stitching_of,
 )
+from nkigym_graph_plugins.weight_stitch import WeightStitch
 
 # w1's tile also feeds an activation, so w1 is not only a matmul weight.
 SHARED_TILE = """

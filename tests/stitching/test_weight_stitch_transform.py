@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from nkigym_graph_plugins import weight_stitch
-from nkigym_graph_plugins.weight_stitch import WeightStitch
 from stitching.stitch_programs import W, random_inputs, reference, weights_program
 
 import nkigym_graph as ng
@@ -17,6 +15,8 @@ from nkigym_graph.stitching import (
     stitching_of,
     unstitch,
 )
+from nkigym_graph_plugins import weight_stitch
+from nkigym_graph_plugins.weight_stitch import WeightStitch
 
 THREE = [W("w1", 64, 32), W("w2", 64, 64), W("w3", 64, 96)]
 STITCHED = "stitched__w1_64x32__w2_64x64__w3_64x96"
