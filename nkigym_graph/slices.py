@@ -3,12 +3,12 @@
 Every operand carries its slices explicitly: ``a[0:128, 128:256]`` is
 ``((0, 128), (128, 256))``. The helpers here are the only place that reasons about
 ranges, so transforms and the dependency builder share one definition of "overlap",
-"contains" and "adjacent".
+"contains" and "span".
 
->>> shape_of(((0, 128), (128, 256)))
-(128, 128)
->>> adjacent_dim(((0, 128), (0, 128)), ((0, 128), (128, 256)))
-1
+>>> overlaps(((0, 128), (0, 128)), ((0, 128), (128, 256)))
+False
+>>> span(((0, 128), (0, 128)), ((0, 128), (128, 256)))
+((0, 128), (0, 256))
 """
 
 from __future__ import annotations
@@ -23,10 +23,6 @@ def full(shape: Sequence[int]) -> Slices:
     """The slices that cover a whole tensor of ``shape``."""
     return tuple((0, int(n)) for n in shape)
 
-
-def shape_of(slices: Slices) -> tuple[int, ...]:
-    """The extent of each dimension."""
-    return tuple(stop - start for start, stop in slices)
 
 
 def volume(slices: Slices) -> int:
@@ -64,41 +60,13 @@ def intersection(a: Slices, b: Slices) -> Slices | None:
     return tuple(out)
 
 
-def relative(inner: Slices, outer: Slices) -> Slices:
-    """``inner`` expressed in the coordinates of ``outer`` (which must contain it)."""
-    return tuple((si - so, ei - so) for (so, _), (si, ei) in zip(outer, inner, strict=True))
 
-
-def offset(slices: Slices, base: Slices) -> Slices:
-    """Shift ``slices`` (relative to ``base``) back into absolute coordinates."""
-    return tuple((s + b, e + b) for (s, e), (b, _) in zip(slices, base, strict=True))
-
-
-def adjacent_dim(a: Slices, b: Slices) -> int | None:
-    """The one dimension on which ``a`` ends exactly where ``b`` starts, all others equal.
-
-    Returns None when the regions are not adjacent in that order.
-    """
-    if len(a) != len(b):
-        return None
-    found = None
-    for d, (ra, rb) in enumerate(zip(a, b, strict=True)):
-        if ra == rb:
-            continue
-        if found is not None or ra[1] != rb[0]:
-            return None
-        found = d
-    return found
 
 
 def span(a: Slices, b: Slices) -> Slices:
     """The smallest region covering both."""
     return tuple((min(sa, sb), max(ea, eb)) for (sa, ea), (sb, eb) in zip(a, b, strict=True))
 
-
-def with_range(slices: Slices, dim: int, new: Range) -> Slices:
-    """``slices`` with dimension ``dim`` replaced by ``new``."""
-    return (*slices[:dim], new, *slices[dim + 1 :])
 
 
 def format_slices(slices: Slices) -> str:

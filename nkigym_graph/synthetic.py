@@ -8,7 +8,7 @@ Ragged sizes give a smaller last tile.
 
 >>> p = tiled_matmul(256, 256, 256)
 >>> len(p), p.statements_of("store")[:2]
-(25, (7, 13))
+(29, (7, 14))
 """
 
 from __future__ import annotations
