@@ -25,6 +25,12 @@ Choices, documented in the modules that make them:
   ``[1, F]`` parameter of ones, which becomes a fused matmul sub-op reading ``v`` as is.
 - Tile-level programs are lifted back to tensor-level ops first (:mod:`.lift`), so
   programs tiled for a Tenstorrent target, for Trn2, or rewritten by transforms all emit.
+- A stitched parameter (``weight_stitch``) is one host queue. A netlist cannot read a
+  column range of an input, so its weights are read together: the sum of ``x @ w_i``
+  over all of them is one matmul of ``x`` repeated (``broadcast: {c: N}``) and the
+  stitched queue's column blocks stacked in rows (``hslice: N``, ``vstack: N``), one
+  input buffer for all the weights; any other use of a stitched weight raises
+  :class:`BudaEmitError` saying so (:mod:`.stitched`).
 """
 
 from __future__ import annotations
@@ -56,7 +62,8 @@ class BudaBackend(Backend):
         allow_over_limit = bool(options.pop("allow_over_limit", False))
         if options:
             raise BudaEmitError(
-                f"unknown option(s) {sorted(options)} for the buda backend; it takes arch= and allow_over_limit="
+                f"unknown option(s) {sorted(options)} for the buda backend; "
+                "it takes arch= and allow_over_limit="
             )
         if arch is None:
             arch = target if target.family == "tenstorrent" else DEFAULT_ARCH

@@ -31,6 +31,7 @@ from .names import Names
 from .nodes import NodeGraph, build_nodes
 from .opbuild import BuiltOp, build_op
 from .placement import place, shrink
+from .stitched import stack_stitched
 from .yaml_text import to_yaml
 
 Pair = tuple[int, int]
@@ -41,7 +42,7 @@ class _Emitter:
         self.program = program
         self.arch = arch
         self.graph_name = program.name or "graph"
-        self.nodes: NodeGraph = build_nodes(lift(program))
+        self.nodes: NodeGraph = build_nodes(stack_stitched(lift(program)))
         labels = {n: node.label for n, node in self.nodes.nodes.items()}
         self.names = Names([p.name for p in program.params], list(self.nodes.outputs), labels)
 

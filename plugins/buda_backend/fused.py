@@ -161,10 +161,9 @@ def _entry(
 
 def input_tms(source: Source) -> list[Any]:
     """The graph op's TMs on an input reading ``source``."""
-    if isinstance(source, NodeSource) and source.transposed:
-        return ["transpose"]
     if isinstance(source, ConstSource):
         rows, cols = source.constant.broadcast(*source.shape)
         return [{"broadcast": {dim: n}} for dim, n in (("r", rows), ("c", cols)) if n > 1]
     assert isinstance(source, ParamSource | NodeSource)
-    return []
+    transpose: list[Any] = ["transpose"] if isinstance(source, NodeSource) and source.transposed else []
+    return transpose + source.layout.tms()

@@ -13,6 +13,11 @@ same tile of their tensors, reads of a partial sum (a chunk of K or of the reduc
 missing), accumulation onto a different op, a result not covered exactly once, stores
 that do not copy a value to the same place of the output. A tile computed twice (the
 tiler recomputes a row reduction for every output tile of the row) is one value.
+
+A stitched parameter (``weight_stitch``) is also one value per weight it holds
+(:class:`WeightView`): a load inside a weight's columns is a tile of that weight, so the
+matmuls of different weights stay different ops. A load across two weights' columns, or
+into the zero rows under a shorter weight, is rejected.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from nkigym_graph.ops.base import ShapeError
 from nkigym_graph.program import Program
 from nkigym_graph.slices import Range, Slices
 from nkigym_graph.statement import Statement
+from nkigym_graph.stitching import StitchError, stitching_of
 
 from .errors import BudaEmitError
 from .regions import (
@@ -38,7 +44,7 @@ from .regions import (
     subtract,
     tiles_exactly,
 )
-from .tensor_graph import TensorGraph, TensorValue, with_consumers
+from .tensor_graph import TensorGraph, TensorValue, WeightView, with_consumers
 
 COMBINES = {
     ("tensor_tensor", "maximum"): "max",
@@ -67,6 +73,8 @@ class _Lifter:
     pieces: dict[str, list[_Piece]] = field(default_factory=dict)
     written: dict[int, list[Region]] = field(default_factory=dict)
     stored: dict[str, list[tuple[int, Region, Region]]] = field(default_factory=dict)
+    views: dict[str, list[int]] = field(default_factory=dict)
+    """Stitched parameter -> the values of its weights, in column order."""
 
     def error(self, node: int, message: str) -> BudaEmitError:
         return BudaEmitError(message, self.program.describe(node))
@@ -84,6 +92,7 @@ class _Lifter:
                     "only 2-D HBM parameters become queues"
                 )
             params[param.name] = self._new(param.name, (param.shape[0], param.shape[1]))
+        self._add_views()
         for node, stmt in enumerate(program.statements):
             name = stmt.op.name
             if name == "alloc":
@@ -102,11 +111,50 @@ class _Lifter:
         self.values.append(TensorValue(value_id, name, shape, **fields))  # type: ignore[arg-type]
         return value_id
 
+    def _add_views(self) -> None:
+        try:
+            stitched = stitching_of(self.program)
+        except StitchError as err:
+            raise BudaEmitError(f"{self.program.name}: {err}") from None
+        for param, metadata in stitched.items():
+            self.views[param] = [
+                self._new(
+                    slot.name,
+                    slot.original_shape,
+                    view=WeightView(param, slot.name, (slot.col_start, slot.col_end)),
+                )
+                for slot in metadata.weights.values()
+            ]
+
     def _load(self, node: int, stmt: Statement, params: dict[str, int]) -> None:
         src, dst = stmt.operands
         if src.var not in params:
             raise self.error(node, f"loads {src.var!r}, which is not a parameter")
-        self._write(node, dst.var, dst.slices, params[src.var], Placement(_region(src.slices)))
+        value, region = params[src.var], _region(src.slices)
+        if src.var in self.views:
+            value, region = self._weight_tile(node, src.var, region)
+        self._write(node, dst.var, dst.slices, value, Placement(region))
+
+    def _weight_tile(self, node: int, param: str, region: Region) -> tuple[int, Region]:
+        """The weight of stitched ``param`` a load reads, and the region of it."""
+        rows, (start, stop) = region
+        weights = [(v, self.values[v]) for v in self.views[param]]
+        for value_id, value in weights:
+            col0, col1 = _columns(value)
+            if col0 <= start and stop <= col1:
+                if rows[1] > value.shape[0]:
+                    raise self.error(
+                        node,
+                        f"loads rows {rows[0]}:{rows[1]} of weight {value.name!r} of {param}, "
+                        f"which has {value.shape[0]} rows (the rest is zero padding)",
+                    )
+                return value_id, (rows, (start - col0, stop - col0))
+        spans = [
+            f"{v.name} {c0}:{c1}" for _, v in weights for c0, c1 in [_columns(v)] if c0 < stop and start < c1
+        ]
+        raise self.error(
+            node, f"loads columns {start}:{stop} of stitched {param}, across its weights ({', '.join(spans)})"
+        )
 
     def _store(self, node: int, stmt: Statement) -> None:
         src, dst = stmt.operands
@@ -303,6 +351,11 @@ class _Lifter:
 def _moved(piece: _Piece, at: Region) -> _Piece:
     """The part of ``piece`` at ``at`` (inside ``piece.at``)."""
     return _Piece(at, piece.value, offset(piece.region, at, piece.at), list(piece.chunks), piece.extent)
+
+
+def _columns(value: TensorValue) -> Range:
+    assert value.view is not None
+    return value.view.columns
 
 
 def _region(slices: Slices) -> Region:

@@ -5,7 +5,9 @@ result. Operands are the op's own operands (:class:`Arg`, optionally read transp
 earlier micro-ops of the same list (:class:`Step`) or constants (:mod:`.constants`).
 
 - ``nc_matmul(lhs[K,M], rhs[K,N])`` is a Buda ``matmul`` of ``lhs`` transposed (in0 is
-  ``[M,K]``) and ``rhs``;
+  ``[M,K]``) and ``rhs``; with the ``stacked`` attribute (``n``, :mod:`.stitched`) ``rhs``
+  is read as its ``n`` column blocks stacked in rows and ``lhs`` transposed repeated ``n``
+  times side by side;
 - a row sum is a ``matmul`` with a column of ones (the device reduces with ``max`` only);
 - ``tensor_scalar`` is a binary op with a constant input (Buda ops take no numbers);
 - names Buda lacks are compositions: ``rsqrt`` = ``reciprocal(sqrt)``, ``divide`` =
@@ -21,15 +23,18 @@ from functools import partial
 from typing import Any
 
 from .constants import ColumnOnes, Constant, Fill
+from .layout import PLAIN, Layout
 from .shapes import TILE
 
 
 @dataclass(frozen=True)
 class Arg:
-    """Operand ``index`` of the tensor-level op (``transposed``: read it transposed)."""
+    """Operand ``index`` of the tensor-level op (``transposed``: read it transposed, then
+    laid out as ``layout`` says)."""
 
     index: int
     transposed: bool = False
+    layout: Layout = PLAIN
 
 
 @dataclass(frozen=True)
@@ -130,8 +135,14 @@ def _lookup(table: Mapping[str, Any], name: str, what: str) -> Any:
     return table[name]
 
 
+def _matmul(attrs: Mapping[str, Any], shapes: Shapes) -> Lowering:
+    blocks = int(attrs.get("stacked", 1))
+    lhs = Arg(0, transposed=True, layout=Layout(repeat=blocks))
+    return (MicroSpec("matmul", (lhs, Arg(1, layout=Layout(blocks=blocks)))),)
+
+
 LOWERINGS: dict[str, Callable[[Mapping[str, Any], Shapes], Lowering]] = {
-    "nc_matmul": lambda attrs, shapes: (MicroSpec("matmul", (Arg(0, transposed=True), Arg(1))),),
+    "nc_matmul": _matmul,
     "activation": lambda attrs, shapes: _lookup(ACTIVATIONS, attrs["op"], "activation"),
     "tensor_tensor": lambda attrs, shapes: _lookup(TENSOR_TENSOR, attrs["op"], "tensor_tensor"),
     "tensor_scalar": lambda attrs, shapes: _lookup(TENSOR_SCALAR, attrs["op"], "tensor_scalar")(

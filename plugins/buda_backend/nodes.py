@@ -21,6 +21,7 @@ from typing import Any
 
 from .constants import ColumnOnes, Constant, Fill
 from .errors import BudaEmitError
+from .layout import PLAIN, Layout
 from .lowering import Arg, MicroSpec, Step, lower
 from .tensor_graph import TensorGraph, TensorValue
 from .walk import post_order
@@ -30,21 +31,25 @@ Shape = tuple[int, int]
 
 @dataclass(frozen=True)
 class ParamSource:
-    """A parameter's queue; ``transposed``: the queue holds it transposed."""
+    """A parameter's queue; ``transposed``: the queue holds it transposed; ``layout``: the
+    reading op repeats or stacks it (:mod:`.layout`)."""
 
     name: str
     transposed: bool
     shape: Shape
-    """Shape as read (transposed when ``transposed``)."""
+    """Shape as read (transposed when ``transposed``, after ``layout``)."""
+    layout: Layout = PLAIN
 
 
 @dataclass(frozen=True)
 class NodeSource:
-    """Another node's output; ``transposed``: read through a transpose TM."""
+    """Another node's output; ``transposed``: read through a transpose TM, then ``layout``."""
 
     node: int
     transposed: bool
     shape: Shape
+    """Shape as read (after the transpose and ``layout``)."""
+    layout: Layout = PLAIN
 
 
 @dataclass(frozen=True)
@@ -131,15 +136,22 @@ class NodeGraph:
                 self.consumers[source].add(node.id)
 
 
-def _resolve(graph: TensorGraph, value_id: int, transposed: bool) -> Source:
+def _resolve(graph: TensorGraph, value_id: int, transposed: bool, layout: Layout = PLAIN) -> Source:
     value = graph[value_id]
     if value.op is not None and value.op.name == "nc_transpose":
-        return _resolve(graph, value.inputs[0], not transposed)
+        return _resolve(graph, value.inputs[0], not transposed, layout)
+    if value.view is not None:
+        raise BudaEmitError(
+            f"weight {value.name} of stitched {value.view.param} is read on its own", value.statement
+        )
     rows, cols = value.shape
-    shape = (cols, rows) if transposed else (rows, cols)
+    try:
+        shape = layout.read_shape((cols, rows) if transposed else (rows, cols))
+    except ValueError as err:
+        raise BudaEmitError(f"{value.name}: {err}", value.statement) from None
     if value.is_param:
-        return ParamSource(value.name, transposed, shape)
-    return NodeSource(value.id, transposed, shape)
+        return ParamSource(value.name, transposed, shape, layout)
+    return NodeSource(value.id, transposed, shape, layout)
 
 
 def _micro_shape(spec: MicroSpec, shapes: list[Shape | None]) -> Shape:
@@ -170,7 +182,7 @@ def _node(graph: TensorGraph, value: TensorValue) -> Node:
         refs: list[Ref | Constant] = []
         for item in spec.inputs:
             if isinstance(item, Arg):
-                refs.append(_resolve(graph, value.inputs[item.index], item.transposed))
+                refs.append(_resolve(graph, value.inputs[item.index], item.transposed, item.layout))
             elif isinstance(item, Step):
                 refs.append(micros[item.index].ref)
             else:
@@ -223,10 +235,12 @@ class _Builder:
         return NodeGraph(_reachable(self.nodes, outputs.values()), outputs, params)
 
     def _transpose_of(self, source: NodeSource) -> NodeSource:
+        """Read ``source`` from a copy that transposes it (the layout stays on the reader)."""
         made = self.transposes.get(source.node)
         if made is None:
-            made = self.transposes[source.node] = self._new_copy(source, "transpose")
-        return NodeSource(made, False, source.shape)
+            plain = replace(source, shape=source.layout.stored_shape(source.shape), layout=PLAIN)
+            made = self.transposes[source.node] = self._new_copy(plain, "transpose")
+        return NodeSource(made, False, source.shape, source.layout)
 
     def _new_copy(self, source: Source, kind: str) -> int:
         node_id, self.next_id = self.next_id, self.next_id + 1

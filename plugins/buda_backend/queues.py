@@ -52,9 +52,10 @@ def source_queue_shape(source: Source) -> Pair:
     """Element shape of the queue (or producer output) a source reads, before its TMs."""
     if isinstance(source, ConstSource):
         return source.constant.queue_shape(*source.shape)
+    rows, cols = source.layout.stored_shape(source.shape)
     if isinstance(source, NodeSource) and source.transposed:
-        return (source.shape[1], source.shape[0])
-    return source.shape
+        return (cols, rows)
+    return (rows, cols)
 
 
 def queue_spec(

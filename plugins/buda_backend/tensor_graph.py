@@ -13,7 +13,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nkigym_graph.ops.base import Op
+from nkigym_graph.slices import Range
 from nkigym_graph.statement import Attrs
+
+
+@dataclass(frozen=True)
+class WeightView:
+    """One weight of a stitched parameter: its columns, as the parameter's name lays them out."""
+
+    param: str
+    """The stitched parameter."""
+    weight: str
+    """The weight's own name."""
+    columns: Range
+    """Its columns ``[start, stop)`` in the stitched parameter."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +45,8 @@ class TensorValue:
     """The tile shape the program computes it in (most common); (0, 0) for parameters."""
     statement: str = ""
     """The first program statement computing a tile of it (for error messages)."""
+    view: WeightView | None = None
+    """For a parameter value: the weight of a stitched parameter it is (None for a whole parameter)."""
 
     @property
     def is_param(self) -> bool:

@@ -7,12 +7,12 @@ from typing import Any
 import numpy as np
 import pytest
 from buda_backend.programs import CASES, MORE_CASES
-from nkigym_graph_plugins.buda_backend import BudaEmitError, emit, run_netlist
-from nkigym_graph_plugins.buda_backend.placement import place, shrink
 
 import nkigym_graph as ng
 from nkigym_graph.buda import Violation
 from nkigym_graph.targets import WORMHOLE_B0
+from nkigym_graph_plugins.buda_backend import BudaEmitError, emit, run_netlist
+from nkigym_graph_plugins.buda_backend.placement import place, shrink
 
 
 def test_unknown_options_and_architectures_are_named() -> None:

@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 import pytest
 from buda_backend.programs import CASES, MORE_CASES
-from nkigym_graph_plugins.buda_backend import run_netlist
 
 import nkigym_graph as ng
 from nkigym_graph.targets import TRN2, WORMHOLE_B0
+from nkigym_graph_plugins.buda_backend import run_netlist
 
 CONTRACTING = ("matmul", "reduce")
 

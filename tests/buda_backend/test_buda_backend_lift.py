@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 from buda_backend.programs import CASES
-from nkigym_graph_plugins.buda_backend import BudaEmitError, lift
-from nkigym_graph_plugins.buda_backend.tensor_graph import TensorGraph
 
 import nkigym_graph as ng
 from nkigym_graph.targets import TRN2, WORMHOLE_B0
+from nkigym_graph_plugins.buda_backend import BudaEmitError, lift
+from nkigym_graph_plugins.buda_backend.tensor_graph import TensorGraph
 
 
 def _summary(graph: TensorGraph) -> list[tuple[Any, ...]]:

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import yaml
 from buda_backend.programs import CASES, MORE_CASES, Case
-from nkigym_graph_plugins.buda_backend import netlist_inputs, program_outputs
 
 import nkigym_graph as ng
 from nkigym_graph.targets import TRN2, WORMHOLE_B0, Target
+from nkigym_graph_plugins.buda_backend import netlist_inputs, program_outputs
 
 ARCHS = ["wormhole_b0", "grayskull"]
 TILINGS = {"tiled_wormhole": WORMHOLE_B0, "tiled_trn2": TRN2}

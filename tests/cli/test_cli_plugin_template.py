@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,8 @@ TEMPLATE = Path(__file__).parents[2] / "examples" / "plugin_template"
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> dict[str, str]:
     target = tmp_path_factory.mktemp("site")
+    source = tmp_path_factory.mktemp("template") / "plugin_template"
+    shutil.copytree(TEMPLATE, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     subprocess.run(
         [
             sys.executable,
@@ -27,7 +30,7 @@ def installed(tmp_path_factory) -> dict[str, str]:
             "--no-build-isolation",
             "--target",
             str(target),
-            str(TEMPLATE),
+            str(source),
         ],
         check=True,
         capture_output=True,
