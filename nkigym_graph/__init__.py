@@ -17,6 +17,7 @@ from nkigym_graph.buda import (
     load_netlist,
 )
 from nkigym_graph.canonical_hash import node_keys
+from nkigym_graph.cost import CostModel, CostReport, estimate
 from nkigym_graph.dot import to_dot, write_dot
 from nkigym_graph.driver import analyze, apply, explain, get_transform, saturate, saturate_steps, transforms
 from nkigym_graph.errors import (
@@ -37,6 +38,7 @@ from nkigym_graph.plugin_manager import (
     unregister_plugin,
 )
 from nkigym_graph.program import Program
+from nkigym_graph.search import SearchError, SearchResult, replay, search
 from nkigym_graph.statement import Operand, Statement
 from nkigym_graph.stitching import (
     CircularBufferCount,
@@ -83,6 +85,8 @@ __all__ = [
     "Backend",
     "CircularBufferCount",
     "CircularBufferError",
+    "CostModel",
+    "CostReport",
     "Edit",
     "Match",
     "NKISimulationError",
@@ -97,6 +101,8 @@ __all__ = [
     "ParseError",
     "PluginError",
     "Program",
+    "SearchError",
+    "SearchResult",
     "SimulationReport",
     "Simulator",
     "Statement",
@@ -122,6 +128,7 @@ __all__ = [
     "compile_time_args",
     "emit",
     "emit_artifact",
+    "estimate",
     "evaluate_netlist",
     "explain",
     "find_weights",
@@ -139,8 +146,10 @@ __all__ = [
     "parse_fragment",
     "parse_program",
     "register_plugin",
+    "replay",
     "saturate",
     "saturate_steps",
+    "search",
     "stitch_inputs",
     "stitch_program",
     "stitch_weights",

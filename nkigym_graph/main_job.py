@@ -1,59 +1,113 @@
-"""The main job (``./run main``): parse the seed 002 tiled matmul, verify it, check it
-against numpy, write its DOT picture and print its canonical hash."""
+"""The main job (``./run main``): a real example end to end with sensible defaults.
+
+Tile ``a.T @ b`` for a 1024x1024x1024 matmul on Trn2, search rewrite sequences under the
+Trn2 cost model (every program reached is verified numerically), verify the best against
+numpy, emit it as an NKI kernel, run the kernel in the NKI simulator, and write the
+program, its DOT picture, the kernel and a summary to the output folder.
+"""
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
-from nkigym_graph import interpret, parse_program, write_dot
+import nkigym_graph as nkigym
+from nkigym_graph.text import write_program
 
-SEED_002 = """
-def tiled_matmul(a, b):
-    output = nkigym.ndarray((256, 256), dtype=np.float64)
-    tensor_0 = a[0:128, 0:128]
-    tensor_1 = b[0:128, 0:128]
-    tensor_2 = nkigym.nc_matmul(tensor_0[0:128, 0:128], tensor_1[0:128, 0:128])
-    output[0:128, 0:128] = tensor_2[0:128, 0:128]
-    tensor_3 = a[0:128, 0:128]
-    tensor_4 = b[0:128, 128:256]
-    tensor_5 = nkigym.nc_matmul(tensor_3[0:128, 0:128], tensor_4[0:128, 0:128])
-    output[0:128, 128:256] = tensor_5[0:128, 0:128]
-    return output
-"""
+T = TypeVar("T")
+
+
+def matmul(a: Any, b: Any) -> Any:
+    """The user's function: ``a.T @ b`` with ``a`` [K, M] and ``b`` [K, N]."""
+    return nkigym.nc_matmul(a, b)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="./run main", description=__doc__)
+    parser = argparse.ArgumentParser(prog="./run main", description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="out", help="output folder (default: out/)")
+    parser.add_argument("--size", type=int, default=1024, help="M = K = N (default 1024)")
+    parser.add_argument("--strategy", default="greedy", help="search strategy (default greedy)")
+    parser.add_argument("--budget", type=int, default=None, help="search state budget")
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    clock = Clock()
 
-    start = time.perf_counter()
-    program = parse_program(SEED_002)  # parsing verifies: a bad program raises here
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal(program.parameter("a").shape)
-    b = rng.standard_normal(program.parameter("b").shape)
-    expected = np.zeros((256, 256))
-    expected[:128, :256] = a.T @ b
-    error = float(np.abs(interpret(program, a=a, b=b) - expected).max())
-    if error > 1e-9:
-        raise SystemExit(f"numeric check FAILED: max |error| = {error:.3e}")
-    pictures = [write_dot(program, out / "seed_002.dot")]
-    if shutil.which("dot"):
-        pictures.append(write_dot(program, out / "seed_002.svg"))
-    (out / "seed_002.nkg").write_text(program.to_source())
-    print(f"program        {program.name}: {len(program)} statements, verified")
-    print(f"numeric check  max |interpret - numpy| = {error:.1e} (float64)")
-    print(f"canonical hash {program.canonical_hash}")
-    print(f"written        {', '.join(str(p) for p in pictures)}, {out / 'seed_002.nkg'}")
-    print(f"time           {time.perf_counter() - start:.2f} s")
-    return 0
+    shapes = {"a": (args.size, args.size), "b": (args.size, args.size)}
+    program = clock.run("tile", lambda: nkigym.tile(matmul, shapes))
+    result = clock.run(
+        "search",
+        lambda: nkigym.search(program, strategy=args.strategy, budget=args.budget, seed=args.seed),
+    )
+    best = result.best
+
+    rng = np.random.default_rng(args.seed)
+    a = rng.standard_normal(shapes["a"]).astype(np.float32)
+    b = rng.standard_normal(shapes["b"]).astype(np.float32)
+    reference = a.astype(np.float64).T @ b.astype(np.float64)
+    interpreted = clock.run("verify", lambda: nkigym.interpret(best, a=a, b=b))
+    program_error = _relative_error(interpreted, reference)
+
+    artifact = clock.run("emit", lambda: nkigym.emit_artifact(best, backend="nki"))
+    simulated, report = clock.run(
+        "simulate", lambda: nkigym.nki_sim.simulate(artifact.text, a, b, report=True)
+    )
+    kernel_error = _relative_error(simulated, reference)
+
+    write_program(best, out / "best.nkg")
+    (out / "kernel.py").write_text(artifact.text)
+    picture = nkigym.write_dot(best, out / ("best.svg" if shutil.which("dot") else "best.dot"))
+
+    summary = [
+        f"matmul {args.size}^3 on {program.target.name}",
+        f"tiled          {len(program):,} statements",
+        f"search         {args.strategy}: {result.stats}",
+        f"best           {len(best):,} statements after {len(result.path)} rewrites",
+        f"cost (model)   {result.cost}",
+        f"verified       interpreter vs numpy: max relative error {program_error:.1e}",
+        f"NKI kernel     {artifact.facts.get('lines', len(artifact.text.splitlines()))} lines; "
+        f"simulated vs numpy: max relative error {kernel_error:.1e}; {report}",
+        f"written        {out / 'best.nkg'}, {out / 'kernel.py'}, {picture}",
+        f"time           {clock}",
+    ]
+    (out / "summary.txt").write_text("\n".join(summary) + "\n")
+    print("\n".join(summary))
+    ok = program_error < 1e-5 and kernel_error < 1e-4
+    if not ok:
+        print("FAILED: the results do not match numpy", file=sys.stderr)
+    return 0 if ok else 1
+
+
+def _relative_error(value: np.ndarray, reference: np.ndarray) -> float:
+    scale = float(np.abs(reference).max()) or 1.0
+    return float(np.abs(np.asarray(value, dtype=np.float64) - reference).max()) / scale
+
+
+class Clock:
+    """Times named phases."""
+
+    def __init__(self) -> None:
+        self.phases: list[tuple[str, float]] = []
+
+    def run(self, name: str, step: Callable[[], T]) -> T:
+        """Run ``step``, timing it as phase ``name``."""
+        start = time.perf_counter()
+        value = step()
+        self.phases.append((name, time.perf_counter() - start))
+        return value
+
+    def __str__(self) -> str:
+        total = sum(seconds for _, seconds in self.phases)
+        parts = ", ".join(f"{name} {seconds:.2f}s" for name, seconds in self.phases)
+        return f"{total:.1f} s ({parts})"
 
 
 if __name__ == "__main__":

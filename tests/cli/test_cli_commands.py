@@ -128,3 +128,24 @@ def test_console_script_is_installed(tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("nkigym-graph")
     done = subprocess.run([str(script), "transforms"], capture_output=True, text=True, check=False)
     assert done.returncode == 0 and "operand_merge" in done.stdout
+
+
+def test_search_emit_simulate_chain(program_file: Path, tmp_path: Path, capsys) -> None:
+    best, kernel, netlist = tmp_path / "best.nkg", tmp_path / "kernel.py", tmp_path / "net.yaml"
+    assert main(["search", str(program_file), "--budget", "20", "--no-progress", "-o", str(best)]) == 0
+    assert "not measured" in capsys.readouterr().err
+    assert main(["emit", str(best), "--backend", "nki", "-o", str(kernel)]) == 0
+    assert "@nki.jit" in kernel.read_text()
+    assert main(["simulate", str(kernel), "--program", str(best)]) == 0
+    assert "(ok)" in capsys.readouterr().out
+    assert main(["emit", str(best), "--backend", "buda", "--arch", "wormhole_b0", "-o", str(netlist)]) == 0
+    assert main(["check-netlist", str(netlist)]) == 0
+
+
+def test_simulate_reports_a_mismatch(program_file: Path, tmp_path: Path, capsys) -> None:
+    kernel = tmp_path / "kernel.py"
+    assert main(["emit", str(program_file), "--backend", "nki", "-o", str(kernel)]) == 0
+    other = tmp_path / "other.nkg"
+    other.write_text(program_file.read_text().replace('op="tanh"', 'op="exp"'))
+    assert main(["simulate", str(kernel), "--program", str(other)]) == 1
+    assert "MISMATCH" in capsys.readouterr().out

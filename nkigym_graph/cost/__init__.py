@@ -1,0 +1,34 @@
+"""Cost models: the protocol, the report, ``estimate``, and the building blocks an
+analytic model uses (a list scheduler over engine queues, liveness of on-chip tiles,
+tile dtypes). Concrete models are plugins; the built-in one is ``trn2``.
+
+Every figure a cost model gives is modeled, not measured.
+"""
+
+from nkigym_graph.cost.dtypes import DEFAULT_DTYPE, dtype_of, itemsize, tile_dtypes
+from nkigym_graph.cost.errors import CostModelError
+from nkigym_graph.cost.liveness import Interval, Peak, peak_usage
+from nkigym_graph.cost.protocol import CostModel
+from nkigym_graph.cost.registry import DEFAULT_MODEL, cost_models, estimate, get_cost_model
+from nkigym_graph.cost.report import CostReport
+from nkigym_graph.cost.schedule import Schedule, Task, list_schedule
+
+__all__ = [
+    "DEFAULT_DTYPE",
+    "DEFAULT_MODEL",
+    "CostModel",
+    "CostModelError",
+    "CostReport",
+    "Interval",
+    "Peak",
+    "Schedule",
+    "Task",
+    "cost_models",
+    "dtype_of",
+    "estimate",
+    "get_cost_model",
+    "itemsize",
+    "list_schedule",
+    "peak_usage",
+    "tile_dtypes",
+]

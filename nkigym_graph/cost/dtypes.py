@@ -1,0 +1,65 @@
+"""Element types of a program's tiles, for byte counts.
+
+On-chip tiles carry no declared dtype; ``tile_dtypes`` propagates them: parameters and
+outputs have theirs, a tile takes the dtype an op's table entry fixes (a matmul
+accumulates in fp32) or else that of its first read operand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+
+import numpy as np
+
+from nkigym_graph.program import Program
+
+DEFAULT_DTYPE = "float32"
+
+
+@lru_cache(maxsize=256)
+def itemsize(dtype: str | None) -> int:
+    """Bytes per element of ``dtype`` (numpy names, plus ml_dtypes' bfloat16 and fp8 types)."""
+    name = dtype or DEFAULT_DTYPE
+    try:
+        return int(np.dtype(name).itemsize)
+    except TypeError:
+        import ml_dtypes
+
+        return int(np.dtype(getattr(ml_dtypes, name)).itemsize)
+
+
+def dtype_of(program: Program, var: str, fixed: Mapping[str, str], known: dict[str, str]) -> str:
+    """The dtype of one variable, by the rule of ``tile_dtypes``, following only the
+    statements it depends on; ``known`` memoizes (and may be shared across calls)."""
+    chain = []
+    while var not in known:
+        info = program.variables.get(var)
+        if info is None or info.dtype or info.defined_by is None:
+            known[var] = (info.dtype if info is not None else None) or DEFAULT_DTYPE
+            break
+        stmt = program.statements[info.defined_by]
+        pinned = fixed.get(stmt.op.name)
+        if pinned is not None or not stmt.reads:
+            known[var] = pinned or DEFAULT_DTYPE
+            break
+        chain.append(var)
+        var = stmt.reads[0].var
+    for link in reversed(chain):
+        known[link] = known[var]
+    return known[chain[0]] if chain else known[var]
+
+
+def tile_dtypes(program: Program, fixed: Mapping[str, str]) -> dict[str, str]:
+    """The dtype of every variable of ``program``; ``fixed[op name]`` pins an op's result."""
+    out: dict[str, str] = {name: info.dtype for name, info in program.variables.items() if info.dtype}
+    for stmt in program.statements:
+        var = stmt.dst.var
+        if var in out:
+            continue
+        pinned = fixed.get(stmt.op.name)
+        if pinned is None:
+            reads = stmt.reads
+            pinned = out.get(reads[0].var, DEFAULT_DTYPE) if reads else DEFAULT_DTYPE
+        out[var] = pinned
+    return out

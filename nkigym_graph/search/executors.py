@@ -1,0 +1,37 @@
+"""Executors for parallel evaluation (``concurrent.futures``).
+
+``None`` runs in this process. ``"process"`` or ``workers=N`` makes a
+``ProcessPoolExecutor`` (shut down when the search ends); any ``Executor`` a caller
+passes (a ``ThreadPoolExecutor``, Dask's ``Client.get_executor()``, ...) is used as
+given and left running. Tasks are submitted in a fixed order and their results read
+back in that order, so a search gives the same result with or without an executor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from typing import Any, TypeVar
+
+from nkigym_graph.search.errors import SearchError
+
+T = TypeVar("T")
+
+
+def resolve_executor(executor: Executor | str | None, workers: int | None) -> tuple[Executor | None, bool]:
+    """The executor to use and whether the search owns it (and must shut it down)."""
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise SearchError(f"workers must be a positive integer, got {workers!r}")
+    if executor is None and workers is None:
+        return None, False
+    if executor is None or executor == "process":
+        return ProcessPoolExecutor(max_workers=workers), True
+    if isinstance(executor, Executor):
+        return executor, False
+    raise SearchError(f"executor must be None, 'process' or a concurrent.futures.Executor, got {executor!r}")
+
+
+def run_ordered(executor: Executor, function: Callable[..., T], tasks: Sequence[tuple[Any, ...]]) -> list[T]:
+    """``function(*task)`` for every task on ``executor``, results in task order."""
+    futures = [executor.submit(function, *task) for task in tasks]
+    return [future.result() for future in futures]

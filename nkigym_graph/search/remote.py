@@ -1,0 +1,141 @@
+"""Evaluating candidates, in this process or in an executor's workers.
+
+``evaluate`` derives one candidate's program, and for a new state prices it with the
+cost model and checks it against the root. ``evaluate_remote`` is the same work in a
+worker: programs travel as ``ProgramRef`` (hash and pickled bytes, unpickled once per
+worker and kept in a small cache), each worker keeps one ``Verifier`` per root so its
+memo serves every task it runs, and the derived program stays in the worker (the
+search rebuilds it from its parent if it ever expands that state).
+"""
+
+from __future__ import annotations
+
+import copyreg
+import pickle
+import threading
+from collections import OrderedDict
+from collections.abc import Container, Sequence
+from typing import Any, NamedTuple
+
+from nkigym_graph.cost import CostModel, CostReport
+from nkigym_graph.errors import NkigymError
+from nkigym_graph.program import Program
+from nkigym_graph.search.derive import Batches, derive
+from nkigym_graph.search.verify import Verifier, VerifySettings
+from nkigym_graph.transform import Edit, Match, Transform
+
+
+def _reduce_edit(edit: Edit) -> tuple[Any, ...]:
+    # Edit keeps read-only mappings, which do not pickle; rebuild it from plain dicts
+    return (Edit, (dict(edit.replace), dict(edit.absorb), edit.remove, dict(edit.renames)))
+
+
+copyreg.pickle(Edit, _reduce_edit)
+
+
+class ProgramRef(NamedTuple):
+    """A program by value for another process: its canonical hash and pickled bytes."""
+
+    hash: str
+    data: bytes
+
+    @classmethod
+    def of(cls, program: Program) -> ProgramRef:
+        return cls(program.canonical_hash, pickle.dumps(program, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+class Outcome(NamedTuple):
+    """What one candidate led to."""
+
+    hash: str
+    batches: Batches
+    """The batches applied (a batch whose edits interfere falls back to its first match)."""
+    cost: CostReport | None
+    """None for a program already known (not priced again) or a failed rewrite."""
+    problem: str | None
+    """How the program differs from the root (None: it agrees, or was not checked)."""
+    error: str | None
+    """Why the rewrite failed (None: it succeeded)."""
+    program: Program | None
+
+
+def evaluate(
+    parent: Program,
+    transform: Transform,
+    matches: Sequence[Match],
+    saturate: bool,
+    model: CostModel,
+    verifier: Verifier | None,
+    full: bool,
+    known: Container[str] = (),
+) -> Outcome:
+    """Derive, then (unless its hash is ``known``) price and check one candidate."""
+    try:
+        child, applied = derive(parent, transform, matches, saturate)
+    except Exception as err:  # a transform's own bug is reported with the state, like a refused rewrite
+        return Outcome("", (tuple(matches),), None, None, _describe(err), None)
+    key = child.canonical_hash
+    if key in known:
+        return Outcome(key, applied, None, None, None, child)
+    cost = model.estimate(child)
+    problem = verifier.check(child, full) if verifier is not None else None
+    return Outcome(key, applied, cost, problem, None, child)
+
+
+def _describe(err: Exception) -> str:
+    return str(err) if isinstance(err, NkigymError) else f"{type(err).__name__}: {err}"
+
+
+_PROGRAMS: OrderedDict[str, Program] = OrderedDict()
+_PROGRAM_CACHE = 4
+_VERIFIERS: dict[tuple[str, VerifySettings], tuple[Verifier, threading.Lock]] = {}
+_LOCK = threading.Lock()
+
+
+def _load(ref: ProgramRef) -> Program:
+    with _LOCK:
+        found = _PROGRAMS.get(ref.hash)
+        if found is not None:
+            _PROGRAMS.move_to_end(ref.hash)
+            return found
+    program = pickle.loads(ref.data)
+    with _LOCK:
+        _PROGRAMS[ref.hash] = program
+        while len(_PROGRAMS) > _PROGRAM_CACHE:
+            _PROGRAMS.popitem(last=False)
+    return program
+
+
+def _verifier(root: ProgramRef, settings: VerifySettings) -> tuple[Verifier, threading.Lock]:
+    key = (root.hash, settings)
+    with _LOCK:
+        found = _VERIFIERS.get(key)
+    if found is None:
+        found = (Verifier(_load(root), settings), threading.Lock())
+        with _LOCK:
+            _VERIFIERS.clear()  # one search at a time per worker
+            _VERIFIERS[key] = found
+    return found
+
+
+def evaluate_remote(
+    parent: ProgramRef,
+    transform: Transform,
+    matches: tuple[Match, ...],
+    saturate: bool,
+    model: CostModel,
+    root: ProgramRef,
+    settings: VerifySettings,
+    full: bool,
+) -> Outcome:
+    """``evaluate`` in a worker (see the module docstring); the program is not sent back."""
+    verifier, lock = _verifier(root, settings)
+    program = _load(parent)
+    try:
+        child, applied = derive(program, transform, matches, saturate)
+    except Exception as err:
+        return Outcome("", (matches,), None, None, _describe(err), None)
+    cost = model.estimate(child)
+    with lock:
+        problem = verifier.check(child, full)
+    return Outcome(child.canonical_hash, applied, cost, problem, None, None)

@@ -1,0 +1,124 @@
+"""``search``: find a good rewrite sequence for a program under a cost model.
+
+>>> from nkigym_graph.search.replay import replay
+>>> from nkigym_graph.synthetic import tiled_matmul
+>>> from nkigym_graph_plugins.trn2_cost import Trn2CostModel
+>>> root = tiled_matmul(256, 256, 256)
+>>> result = search(root, strategy="greedy", cost_model=Trn2CostModel())  # or cost_model="trn2"
+>>> replay(root, result.path) == result.best, len(root), len(result.best)
+(True, 29, 11)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from typing import Any
+
+from nkigym_graph.cost import CostModel, get_cost_model
+from nkigym_graph.driver import get_transform
+from nkigym_graph.program import Program
+from nkigym_graph.search.errors import SearchError
+from nkigym_graph.search.executors import resolve_executor
+from nkigym_graph.search.progress import Progress
+from nkigym_graph.search.replay import flatten
+from nkigym_graph.search.result import SearchResult, SearchStats
+from nkigym_graph.search.session import Session
+from nkigym_graph.search.strategies import get_strategy
+from nkigym_graph.search.verify import DEFAULT_MEMO_BYTES, DEFAULT_SAMPLES, VerifySettings
+from nkigym_graph.transform import Transform
+
+DEFAULT_TRANSFORMS = ("data_reuse", "operand_merge", "dead_code")
+VERIFY_MODES = ("sampled", "all")
+
+
+def search(
+    program: Program,
+    transforms: Sequence[str | Transform] = DEFAULT_TRANSFORMS,
+    strategy: str = "greedy",
+    budget: int | None = None,
+    seed: int = 0,
+    cost_model: str | CostModel = "trn2",
+    executor: Executor | str | None = None,
+    verify: str = "sampled",
+    progress: bool | None = None,
+    *,
+    workers: int | None = None,
+    samples: int = DEFAULT_SAMPLES,
+    memo_bytes: int = DEFAULT_MEMO_BYTES,
+    **options: Any,
+) -> SearchResult:
+    """Search rewrite sequences of ``program`` for the best modeled cost.
+
+    ``strategy``: ``exhaustive``, ``random``, ``greedy`` or ``beam`` (strategy options
+    such as ``min_depth``, ``width`` or ``batch`` go in ``options``). ``budget``: the
+    most distinct states to create (for ``random``: the states to collect). ``seed``
+    fixes the random choices, the verification inputs and the sample points.
+    ``verify``: ``"sampled"`` checks ``samples`` output elements of every new state,
+    ``"all"`` every element; the best is always checked in full. ``executor``: None
+    (in this process), ``"process"`` or an ``Executor``; ``workers=N`` makes a process
+    pool of N. ``progress``: a status line on stderr (default: when it is a terminal).
+    """
+    chosen = get_strategy(strategy)
+    bound = chosen.bind(options)
+    if verify not in VERIFY_MODES:
+        raise SearchError(f"verify must be one of {VERIFY_MODES}, got {verify!r}")
+    if budget is None:
+        budget = chosen.budget
+    if not isinstance(budget, int) or budget < 1:
+        raise SearchError(f"budget must be a positive integer, got {budget!r}")
+    if samples < 1:
+        raise SearchError(f"samples must be positive, got {samples!r}")
+    resolved = [get_transform(t) for t in transforms]
+    if not resolved:
+        raise SearchError("search needs at least one transform")
+    names = [t.name for t in resolved]
+    if len(set(names)) != len(names):
+        raise SearchError(f"transforms named twice: {names}")
+    model = get_cost_model(cost_model)
+    started = time.perf_counter()
+    pool, owned = resolve_executor(executor, workers)
+    display = Progress(f"search {strategy}", progress)
+    try:
+        session = Session(
+            program,
+            resolved,
+            model,
+            full_checks=verify == "all",
+            settings=VerifySettings(seed, samples, memo_bytes),
+            budget=budget,
+            executor=pool,
+            progress=display,
+        )
+        chosen.run(session, **bound)
+        session.verify_best()
+        best = session.best
+        best_program = session.program(best)
+    finally:
+        display.close()
+        if owned and pool is not None:
+            pool.shutdown()
+    states = session.graph.states()
+    for state in states:
+        state.candidates.clear()
+    stats = SearchStats(
+        strategy=strategy,
+        states=len(states),
+        duplicates=session.duplicates,
+        verified=session.verified,
+        fully_verified=session.fully_verified,
+        expansions=session.expansions,
+        seconds=time.perf_counter() - started,
+        collected=len(session.collected),
+        max_depth=max(s.depth for s in states),
+    )
+    return SearchResult(
+        best=best_program,
+        path=flatten(session.graph.steps_to(best.hash)),
+        cost=best.cost,
+        root_cost=session.root.cost,
+        stats=stats,
+        graph=session.graph.graph,
+        collected=tuple(session.collected),
+    )

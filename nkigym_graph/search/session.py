@@ -1,0 +1,288 @@
+"""One running search: the state graph, the verifier, the cost model, the budget, and
+the operations strategies are written with.
+
+Strategies call ``successors(state)`` (the state's candidates, analysed once) and
+``expand(state, candidates)`` (the states they lead to, in candidate order: new ones
+priced and verified, known ones looked up). Every new state is verified against the
+root before ``expand`` returns it, so nothing unverified can be chosen; a rewrite
+that fails or a program that computes something else stops the search with a
+``SearchError`` naming the transform and the states.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor
+
+from nkigym_graph.cost import CostModel
+from nkigym_graph.program import Program
+from nkigym_graph.search.derive import Candidate, backoff, candidates_of, derive, edit_based, span
+from nkigym_graph.search.errors import SearchError
+from nkigym_graph.search.executors import run_ordered
+from nkigym_graph.search.progress import Progress
+from nkigym_graph.search.remote import Outcome, ProgramRef, evaluate, evaluate_remote
+from nkigym_graph.search.state import State, StateGraph, Step
+from nkigym_graph.search.verify import Verifier, VerifySettings
+from nkigym_graph.transform import Transform
+
+PROGRAM_CACHE_STATEMENTS = 250_000
+"""Statements of state programs kept built (others are rebuilt from their parent)."""
+
+
+class Session:
+    """The mutable core of a search (see the module docstring)."""
+
+    def __init__(
+        self,
+        root: Program,
+        transforms: Sequence[Transform],
+        model: CostModel,
+        *,
+        full_checks: bool,
+        settings: VerifySettings,
+        budget: int,
+        executor: Executor | None,
+        progress: Progress,
+    ) -> None:
+        self.root_program = root
+        self.transforms = list(transforms)
+        self.by_name: Mapping[str, Transform] = {t.name: t for t in transforms}
+        self.model = model
+        self.full_checks = full_checks
+        self.settings = settings
+        self.budget = budget
+        self.executor = executor
+        self.progress = progress
+        self.rng = random.Random(settings.seed)
+        self.verifier = Verifier(root, settings)
+        self.root = State(root.canonical_hash, 0, model.estimate(root), checked="root")
+        self.graph = StateGraph(self.root)
+        self.best = self.root
+        self.duplicates = 0
+        self.verified = 0
+        self.fully_verified = 0
+        self.expansions = 0
+        self.collected: list[str] = []
+        self._programs: OrderedDict[str, Program] = OrderedDict()
+        self._cached_statements = 0
+        self._cache_limit = max(PROGRAM_CACHE_STATEMENTS, 3 * len(root))
+        self._root_ref: ProgramRef | None = None
+
+    # -- programs ---------------------------------------------------------------------
+    def program(self, state: State) -> Program:
+        """The program of ``state`` (rebuilt from its parent if it was dropped)."""
+        if state is self.root:
+            return self.root_program
+        found = self._programs.get(state.hash)
+        if found is not None:
+            self._programs.move_to_end(state.hash)
+            return found
+        assert state.parent is not None and state.step is not None
+        parent = self.program(self.graph[state.parent])
+        program = parent
+        for batch in state.step.batches:
+            program, _ = derive(program, self.by_name[state.step.transform], batch)
+        if program.canonical_hash != state.hash:
+            raise SearchError(f"rebuilding state {state.hash[:12]} gave {program.canonical_hash[:12]}")
+        self._keep(state.hash, program)
+        return program
+
+    def _keep(self, key: str, program: Program) -> None:
+        if key in self._programs:
+            return
+        self._programs[key] = program
+        self._cached_statements += len(program)
+        while self._cached_statements > self._cache_limit and len(self._programs) > 1:
+            _, old = self._programs.popitem(last=False)
+            self._cached_statements -= len(old)
+
+    def drop(self, state: State) -> None:
+        """Forget ``state``'s program and analysis (it can be rebuilt)."""
+        old = self._programs.pop(state.hash, None)
+        if old is not None:
+            self._cached_statements -= len(old)
+        state.candidates.clear()
+
+    # -- successors -------------------------------------------------------------------
+    def successors(self, state: State, batch: bool = False, level: int = 0) -> list[Candidate]:
+        """The candidates of ``state`` at ``level``, every transform in order.
+
+        Single matches have one level. In batch mode, per transform: level 0 is one batch
+        of its (possibly coarse) batch matches, level 1 its fixpoint (the batches
+        repeated), level 2 one batch of its fine matches, and each level after backs off
+        to parts of that batch (a whole batch may overflow on-chip memory where part of
+        it fits; see ``nkigym_graph.search.derive.backoff``). A transform that cannot
+        batch offers its single matches at level 0.
+        """
+        if not batch:
+            return (
+                [c for t in self.transforms for c in self.successors_of(state, t, "single")]
+                if level == 0
+                else []
+            )
+        out: list[Candidate] = []
+        for transform in self.transforms:
+            if not edit_based(transform):
+                out.extend(self.successors_of(state, transform, "single") if level == 0 else ())
+            elif level < 2:
+                found = self.successors_of(state, transform, "batch")
+                out.extend(found[level : level + 1])
+            else:
+                fine = self.successors_of(state, transform, "fine")
+                coarse = self.successors_of(state, transform, "batch")
+                for part in backoff(fine[0].matches if fine else (), level - 2):
+                    if not coarse or part != coarse[0].matches:
+                        out.append(Candidate(transform, part))
+        return out
+
+    def next_successors(self, state: State, batch: bool, level: int) -> tuple[list[Candidate], int]:
+        """The candidates of the first level >= ``level`` that has any, and that level
+        (no candidates and a level past the last when none is left)."""
+        while level <= self._last_level(state, batch):
+            found = self.successors(state, batch, level)
+            if found:
+                return found, level
+            level += 1
+        return [], level
+
+    def _last_level(self, state: State, batch: bool) -> int:
+        if not batch:
+            return 0
+        deepest = 1
+        for transform in self.transforms:
+            if edit_based(transform):
+                fine = self.successors_of(state, transform, "fine")
+                if fine:
+                    widest = max(len(fine[0].matches), *(span(m) for m in fine[0].matches), 1)
+                    deepest = max(deepest, 2 + widest.bit_length())
+        return deepest
+
+    def successors_of(self, state: State, transform: Transform, mode: str = "single") -> list[Candidate]:
+        """The candidates ``transform`` offers at ``state`` in ``mode`` (see
+        ``nkigym_graph.search.derive.candidates_of``), analysed once per state and mode."""
+        key = (transform.name, mode)
+        found = state.candidates.get(key)
+        if found is None:
+            found = state.candidates[key] = candidates_of(self.program(state), transform, mode)
+        return found
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether the state budget is used up."""
+        return len(self.graph) >= self.budget
+
+    def expand(self, state: State, chosen: Sequence[Candidate]) -> list[State]:
+        """The states ``chosen`` lead to from ``state``, in order (see the module docstring)."""
+        return self.expand_pairs([(state, c) for c in chosen])
+
+    def expand_pairs(self, pairs: Sequence[tuple[State, Candidate]]) -> list[State]:
+        """``expand`` for candidates of several states, in the order given."""
+        if not pairs:
+            return []
+        self.expansions += len({state.hash for state, _ in pairs})
+        if self.executor is None:  # one at a time: a known state is neither priced nor checked
+            children = [
+                self._record(
+                    state,
+                    candidate,
+                    evaluate(
+                        self.program(state),
+                        candidate.transform,
+                        candidate.matches,
+                        candidate.saturate,
+                        self.model,
+                        self.verifier,
+                        self.full_checks,
+                        self.graph,
+                    ),
+                )
+                for state, candidate in pairs
+            ]
+        else:
+            outcomes = run_ordered(self.executor, evaluate_remote, self._tasks(pairs))
+            children = [self._record(state, c, o) for (state, c), o in zip(pairs, outcomes, strict=True)]
+        self.progress.update(len(self.graph), self.duplicates, self.best.cost.seconds, self._extra())
+        return children
+
+    def _tasks(self, pairs: Sequence[tuple[State, Candidate]]) -> list[tuple]:
+        if self._root_ref is None:
+            self._root_ref = ProgramRef.of(self.root_program)
+        refs: dict[str, ProgramRef] = {}
+        tasks = []
+        for state, c in pairs:
+            ref = refs.get(state.hash)
+            if ref is None:
+                ref = refs[state.hash] = ProgramRef.of(self.program(state))
+            tasks.append(
+                (
+                    ref,
+                    c.transform,
+                    c.matches,
+                    c.saturate,
+                    self.model,
+                    self._root_ref,
+                    self.settings,
+                    self.full_checks,
+                )
+            )
+        return tasks
+
+    def _record(self, parent: State, candidate: Candidate, outcome: Outcome) -> State:
+        name = candidate.transform.name
+        if outcome.error is not None:
+            raise SearchError(
+                f"transform {name!r} failed on state {parent.hash[:12]} (depth {parent.depth}): "
+                f"{outcome.error}"
+            )
+        step = Step(name, outcome.batches)
+        if outcome.hash in self.graph:
+            self.duplicates += 1
+            self.graph.link(parent.hash, outcome.hash, step)
+            return self.graph[outcome.hash]
+        if outcome.problem is not None:
+            raise SearchError(
+                f"transform {name!r} produced a program that differs from the root: state "
+                f"{outcome.hash[:12]} (depth {parent.depth + 1}), reached from state {parent.hash[:12]} "
+                f"by {step}: {outcome.problem}"
+            )
+        assert outcome.cost is not None
+        checked = "full" if self.full_checks else "sampled"
+        child = State(outcome.hash, parent.depth + 1, outcome.cost, parent.hash, step, checked)
+        self.graph.add(child)
+        self.verified += 1
+        self.fully_verified += self.full_checks
+        if outcome.program is not None:
+            self._keep(child.hash, outcome.program)
+        if child.key < self.best.key:
+            self.best = child
+        return child
+
+    def _extra(self) -> str:
+        return f", {len(self.collected)} collected" if self.collected else ""
+
+    # -- the end ----------------------------------------------------------------------
+    def verify_best(self) -> None:
+        """Check the best state on every output element; on a difference, find the first
+        step of its path that introduced it and raise naming that transform and state."""
+        best = self.best
+        if best.checked in ("root", "full"):
+            return
+        problem = self.verifier.check(self.program(best), full=True)
+        self.fully_verified += 1
+        if problem is None:
+            best.checked = "full"
+            return
+        program = self.root_program
+        for number, step in enumerate(self.graph.steps_to(best.hash), start=1):
+            for batch in step.batches:
+                program, _ = derive(program, self.by_name[step.transform], batch)
+                problem = self.verifier.check(program, full=True)
+                if problem is not None:
+                    raise SearchError(
+                        f"transform {step.transform!r} produced a program that differs from the root "
+                        f"(found by the full check of the best state): step {number} ({step}) gives state "
+                        f"{program.canonical_hash[:12]}: {problem}"
+                    )
+        raise SearchError(f"the best state {best.hash[:12]} differs from the root: {problem}")

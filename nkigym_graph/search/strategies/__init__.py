@@ -1,0 +1,65 @@
+"""The search strategies, in a table: name -> run function, default budget, options.
+
+A strategy is ``run(session, **options)`` over a ``nkigym_graph.search.session.Session``;
+it stops when its own criterion is met or ``session.exhausted``. The session keeps the
+best state, so a strategy only decides which states to expand.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from nkigym_graph.search.errors import SearchError
+from nkigym_graph.search.strategies import beam, exhaustive, greedy, random_walk
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One search strategy."""
+
+    name: str
+    run: Callable[..., None]
+    budget: int
+    """Default budget: distinct states (for ``random``: states collected)."""
+    summary: str
+
+    @property
+    def options(self) -> Mapping[str, Any]:
+        """The options ``run`` accepts, with their defaults."""
+        params = list(inspect.signature(self.run).parameters.values())[1:]
+        return MappingProxyType({p.name: p.default for p in params})
+
+    def bind(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """``options`` checked against what the strategy accepts."""
+        unknown = sorted(set(options) - set(self.options))
+        if unknown:
+            accepted = ", ".join(f"{k}={v!r}" for k, v in self.options.items()) or "none"
+            raise SearchError(f"strategy {self.name!r} has no option(s) {unknown}; it accepts: {accepted}")
+        return dict(options)
+
+
+STRATEGIES: Mapping[str, Strategy] = MappingProxyType(
+    {
+        s.name: s
+        for s in (
+            Strategy("exhaustive", exhaustive.run, 1000, "breadth-first over single matches"),
+            Strategy("random", random_walk.run, 100, "seeded depth-uniform random expansion"),
+            Strategy("greedy", greedy.run, 10_000, "best successor while it improves"),
+            Strategy("beam", beam.run, 10_000, "keep the best `width` states each round"),
+        )
+    }
+)
+
+
+def get_strategy(name: str) -> Strategy:
+    """The strategy called ``name``."""
+    try:
+        return STRATEGIES[name]
+    except KeyError:
+        raise SearchError(
+            f"unknown search strategy {name!r}; known: {', '.join(sorted(STRATEGIES))}"
+        ) from None

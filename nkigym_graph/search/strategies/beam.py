@@ -1,0 +1,39 @@
+"""``beam``: keep the ``width`` best states. Each round expands every beam state at its
+next level (whole batches, then fixpoints, then more and more local parts of each
+batch; see ``Session.successors``) and keeps the best ``width`` of the
+beam and the successors. Stops when no beam state has candidates left or the budget
+is used up. ``batch=False`` expands single matches (one level).
+"""
+
+from __future__ import annotations
+
+from nkigym_graph.search.derive import Candidate
+from nkigym_graph.search.session import Session
+from nkigym_graph.search.state import State
+
+
+def run(session: Session, width: int = 4, batch: bool = True) -> None:
+    """Beam search of ``width`` states."""
+    beam: list[State] = [session.root]
+    level: dict[str, int] = {}  # next backoff level of each state
+    done: set[str] = set()  # states with no candidates left at any level
+    while not session.exhausted:
+        pairs: list[tuple[State, Candidate]] = []
+        for state in beam:
+            if state.hash in done:
+                continue
+            found, used = session.next_successors(state, batch, level.get(state.hash, 0))
+            if found:
+                level[state.hash] = used + 1
+                pairs.extend((state, c) for c in found)
+            else:
+                done.add(state.hash)
+        if not pairs:
+            return
+        pool = {s.hash: s for s in beam}
+        for child in session.expand_pairs(pairs):
+            pool.setdefault(child.hash, child)
+        ranked = sorted(pool.values(), key=lambda s: s.key)
+        for state in ranked[width:]:
+            session.drop(state)
+        beam = ranked[:width]

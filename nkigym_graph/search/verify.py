@@ -1,0 +1,142 @@
+"""Numeric verification of search states against the root program.
+
+Inputs are float64 standard-normal arrays drawn once per search from its seed. A
+*sampled* check compares a fixed set of random output elements (drawn from the same
+seed), evaluating only the statements those elements depend on; a *full* check
+compares every output element. Both run through one memoized ``Evaluator``, so a
+state recomputes only the statements whose canonical node key is new.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from nkigym_graph.program import Program
+from nkigym_graph.search.evaluate import Evaluator
+from nkigym_graph.search.memo import ByteLRU
+
+DEFAULT_SAMPLES = 16
+"""Output elements per returned tensor in a sampled check."""
+DEFAULT_MEMO_BYTES = 256 * 2**20
+RTOL = 1e-9
+"""Relative tolerance: rewrites may regroup float64 sums, never change them."""
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    """How states are checked: the seed of inputs and sample points, and the memo size."""
+
+    seed: int = 0
+    samples: int = DEFAULT_SAMPLES
+    memo_bytes: int = DEFAULT_MEMO_BYTES
+
+
+def compared_outputs(program: Program) -> tuple[str, ...]:
+    """The tensors a program computes: what it returns, or every output of a fragment."""
+    if program.returns:
+        return program.returns
+    return tuple(sorted(o.name for o in program.outputs))
+
+
+class Verifier:
+    """Checks programs against ``root`` (see the module docstring)."""
+
+    def __init__(self, root: Program, settings: VerifySettings = VerifySettings()) -> None:
+        rng = np.random.default_rng(settings.seed)
+        inputs = {}
+        for param in root.params:
+            data = rng.standard_normal(tuple(param.shape))
+            data.flags.writeable = False
+            inputs[param.name] = data
+        self.root = root
+        self.outputs = compared_outputs(root)
+        self.shapes = {var: root.variables[var].shape for var in self.outputs}
+        self.points = {
+            var: tuple(rng.integers(0, n, size=settings.samples) for n in shape)
+            for var, shape in self.shapes.items()
+        }
+        self.evaluator = Evaluator(inputs, ByteLRU(settings.memo_bytes))
+        self._sampled = self.sampled(root)
+        self._full: dict[str, np.ndarray] | None = None
+
+    # -- evaluation -------------------------------------------------------------------
+    def _writers(self, program: Program) -> dict[int, str]:
+        """The statements writing the compared outputs (a scan: cheaper than the index)."""
+        wanted = set(self.outputs)
+        return {node: stmt.dst.var for node, stmt in enumerate(program.statements) if stmt.dst.var in wanted}
+
+    def sampled(self, program: Program) -> dict[str, np.ndarray]:
+        """The values of ``program``'s outputs at the sample points."""
+        out = {var: np.zeros(len(self.points[var][0])) for var in self.outputs}
+        jobs: dict[int, tuple[str, np.ndarray]] = {}
+        for node, var in self._writers(program).items():
+            points = self.points[var]
+            region = program.statements[node].dst.slices
+            inside = np.ones(len(points[0]), dtype=bool)
+            for (start, stop), coords in zip(region, points, strict=True):
+                inside &= (coords >= start) & (coords < stop)
+            if inside.any():
+                jobs[node] = (var, inside)
+
+        def sink(node: int, value: np.ndarray) -> None:
+            var, inside = jobs[node]
+            region = program.statements[node].dst.slices
+            local = tuple(
+                coords[inside] - start for coords, (start, _) in zip(self.points[var], region, strict=True)
+            )
+            out[var][inside] = value[local]
+
+        self.evaluator.run(program, sorted(jobs), sink)
+        return out
+
+    def full(self, program: Program) -> dict[str, np.ndarray]:
+        """Every output of ``program``, whole."""
+        out = {var: np.zeros(self.shapes[var]) for var in self.outputs}
+        owner = self._writers(program)
+
+        def sink(node: int, value: np.ndarray) -> None:
+            region = program.statements[node].dst.slices
+            out[owner[node]][tuple(slice(s, e) for s, e in region)] = value
+
+        self.evaluator.run(program, sorted(owner), sink)
+        return out
+
+    # -- checking ---------------------------------------------------------------------
+    def check(self, program: Program, full: bool = False) -> str | None:
+        """None if ``program`` agrees with the root, else what differs."""
+        missing = [v for v in self.outputs if v not in program.variables]
+        if missing:
+            return f"it does not compute {missing}"
+        wrong_shape = [v for v in self.outputs if program.variables[v].shape != self.shapes[v]]
+        if wrong_shape:
+            return f"output {wrong_shape[0]!r} has shape {program.variables[wrong_shape[0]].shape}"
+        if full:
+            if self._full is None:
+                self._full = self.full(self.root)
+            return _compare(self.full(program), self._full, None)
+        return _compare(self.sampled(program), self._sampled, self.points)
+
+
+def _compare(
+    actual: Mapping[str, np.ndarray],
+    expected: Mapping[str, np.ndarray],
+    points: Mapping[str, tuple[np.ndarray, ...]] | None,
+) -> str | None:
+    for var, want in expected.items():
+        got = actual[var]
+        scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+        error = np.abs(got - want)
+        if not np.all(error <= RTOL * scale) or np.isnan(got).any():
+            flat = int(np.nanargmax(np.where(np.isnan(error), np.inf, error)))
+            if points is None:
+                where = tuple(int(i) for i in np.unravel_index(flat, want.shape))
+            else:
+                where = tuple(int(coords[flat]) for coords in points[var])
+            return (
+                f"{var}{list(where)} is {got.flat[flat]:.6g}, the root gives {want.flat[flat]:.6g} "
+                f"(max abs error {float(np.nanmax(np.where(np.isnan(error), np.inf, error))):.3g})"
+            )
+    return None

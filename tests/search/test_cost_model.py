@@ -1,0 +1,148 @@
+"""The trn2 analytic cost model: ordering sanity, feasibility, MFU, reporting."""
+
+from __future__ import annotations
+
+import pytest
+
+import nkigym_graph as ng
+from nkigym_graph.cost import CostReport, cost_models, estimate
+from nkigym_graph.ops import ALLOC, LOAD, NC_MATMUL, STORE
+from nkigym_graph.program import Program
+from nkigym_graph.statement import Operand, Statement, make_attrs
+from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.targets import TRN2
+from nkigym_graph.variables import Param
+
+
+def _matmuls(widths: list[int], dtype: str = "bfloat16") -> Program:
+    """One 128x128 stationary tile times moving tiles of the given widths (side by side)."""
+    n = sum(widths)
+    stmts = [
+        Statement(ALLOC, (Operand("output", ((0, 128), (0, n))),), make_attrs(dtype=dtype)),
+        Statement(LOAD, (Operand("a", ((0, 128), (0, 128))), Operand("t_a", ((0, 128), (0, 128))))),
+        Statement(LOAD, (Operand("b", ((0, 128), (0, n))), Operand("t_b", ((0, 128), (0, n))))),
+    ]
+    start = 0
+    for i, width in enumerate(widths):
+        tile = ((0, 128), (start, start + width))
+        out = ((0, 128), (0, width))
+        stmts.append(
+            Statement(
+                NC_MATMUL,
+                (Operand("t_a", ((0, 128), (0, 128))), Operand("t_b", tile), Operand(f"t_{i}", out)),
+            )
+        )
+        stmts.append(Statement(STORE, (Operand(f"t_{i}", out), Operand("output", tile))))
+        start += width
+    params = [Param("a", (128, 128), dtype), Param("b", (128, n), dtype)]
+    return Program("matmuls", params, stmts, "output")
+
+
+def test_trn2_is_a_registered_cost_model() -> None:
+    assert "trn2" in cost_models()
+    assert isinstance(estimate(tiled_matmul(128, 128, 128)), CostReport)
+
+
+def test_one_wide_matmul_is_cheaper_than_four_narrow_ones() -> None:
+    one, four = estimate(_matmuls([512])), estimate(_matmuls([128] * 4))
+    assert one.flops == four.flops == 2 * 128 * 128 * 512
+    assert one.engine_seconds["tensor"] < four.engine_seconds["tensor"]
+    assert one.seconds < four.seconds
+    # LoadStationary (128/4 cycles) + MultiplyMoving (N cycles) at 2.4 GHz, bf16 inputs
+    assert one.engine_seconds["tensor"] == pytest.approx((32 + 512) / 2.4e9)
+    assert four.engine_seconds["tensor"] == pytest.approx(4 * (32 + 128) / 2.4e9)
+
+
+def test_fp32_matmul_is_four_times_slower_and_has_the_fp32_peak() -> None:
+    bf16, fp32 = estimate(_matmuls([512])), estimate(_matmuls([512], "float32"))
+    assert fp32.engine_seconds["tensor"] == pytest.approx(4 * bf16.engine_seconds["tensor"])
+    assert (bf16.peak_flops, fp32.peak_flops) == (79e12, 20e12)
+
+
+def test_deduplicated_loads_move_fewer_bytes_and_take_less_time() -> None:
+    program = tiled_matmul(256, 256, 512)
+    deduplicated = ng.saturate(program, ["data_reuse"])
+    before, after = estimate(program), estimate(deduplicated)
+    assert after.bytes_moved < before.bytes_moved
+    loads = len(program.statements_of("load")) - len(deduplicated.statements_of("load"))
+    assert before.bytes_moved - after.bytes_moved == loads * 128 * 128 * 4
+    assert after.seconds < before.seconds and after.better_than(before)
+
+
+def test_merged_loads_beat_small_ones_per_byte() -> None:
+    program = tiled_matmul(128, 128, 512, dtype="bfloat16")
+    merged = ng.saturate(program, ["operand_merge"])
+    before, after = estimate(program), estimate(merged)
+    assert after.bytes_moved == before.bytes_moved
+    assert after.engine_seconds["dma"] < before.engine_seconds["dma"]
+
+
+def test_an_over_capacity_program_is_infeasible_and_ranks_last() -> None:
+    # reused, every tile of the 2048 x 4096 fp32 operand b lives until the last row block:
+    # 256 KiB per partition
+    big = tiled_matmul(256, 2048, 4096)
+    reused = ng.saturate(big, ["data_reuse"])
+    report = estimate(reused)
+    assert not report.feasible
+    assert "SBUF" in report.reason and "exceeds 192.0 KiB" in report.reason
+    assert report.peak_sbuf_bytes > TRN2.sbuf_bytes_per_partition
+    slower_but_fitting = estimate(big)
+    assert slower_but_fitting.feasible and slower_but_fitting.seconds > report.seconds
+    assert slower_but_fitting.better_than(report) and not report.better_than(slower_but_fitting)
+
+
+def test_psum_tiles_count_against_psum() -> None:
+    report = estimate(_matmuls([512]))
+    assert report.peak_psum_bytes == 512 * 4  # one fp32 accumulator of 512 columns
+    assert report.peak_sbuf_bytes == (128 + 512) * 2  # the bf16 operand tiles
+
+
+@pytest.mark.parametrize("size", [128, 256, 1024])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_mfu_is_within_zero_and_one(size: int, dtype: str) -> None:
+    for program in (tiled_matmul(size, size, size, dtype=dtype), ng.saturate(tiled_matmul(size, size, size))):
+        report = estimate(program)
+        assert 0 < report.mfu <= 1
+        assert report.mfu == pytest.approx(report.flops / report.seconds / report.peak_flops)
+
+
+def test_engines_overlap_so_time_is_a_critical_path_not_a_sum() -> None:
+    report = estimate(ng.saturate(tiled_matmul(1024, 1024, 1024, dtype="bfloat16")))
+    busy = report.engine_seconds
+    assert max(busy.values()) <= report.seconds < sum(busy.values())
+
+
+def test_roofline_knee_is_215_flop_per_byte_for_bf16() -> None:
+    report = estimate(tiled_matmul(256, 256, 256, dtype="bfloat16"))
+    assert report.knee == pytest.approx(TRN2.facts["roofline_knee_flop_per_byte"], rel=0.01)
+    assert report.bound == "memory"
+    assert estimate(ng.saturate(tiled_matmul(1024, 1024, 1024, dtype="bfloat16"))).bound == "compute"
+
+
+def test_report_says_it_is_modeled_not_measured() -> None:
+    text = str(estimate(tiled_matmul(256, 256, 256)))
+    assert "modeled (analytic cost model), not measured" in text
+    assert "MFU" in text and "feasible" in text
+    assert estimate(tiled_matmul(128, 128, 128)).to_dict()["measured"] is False
+
+
+def test_unknown_cost_model_is_named() -> None:
+    with pytest.raises(ng.PluginError, match=r"unknown cost model 'nope'; registered cost models: .*trn2"):
+        estimate(tiled_matmul(128, 128, 128), model="nope")
+
+
+def test_a_target_without_the_facts_is_refused() -> None:
+    program = tiled_matmul(32, 32, 32, tile=32, target=ng.GRAYSKULL)
+    with pytest.raises(ng.NkigymError, match=r"needs target facts .* 'grayskull' lacks them"):
+        estimate(program)
+
+
+def test_elementwise_tails_and_transposes_run_on_their_engines() -> None:
+    tail = estimate(tiled_matmul(256, 256, 256, tail="tanh"))
+    plain = estimate(tiled_matmul(256, 256, 256))
+    # four activations of 128 x 128 on the Scalar Engine: ~N cycles + 100 fixed each, at 1.2 GHz
+    assert tail.engine_seconds["scalar"] == pytest.approx(4 * (128 + 100) / 1.2e9)
+    assert tail.flops == plain.flops + 4 * 128 * 128
+    transposed = estimate(ng.tile(lambda a: ng.nc_transpose(a), {"a": (128, 256)}))
+    assert transposed.engine_seconds["tensor"] > 0 and transposed.flops == 0
+    assert transposed.peak_psum_bytes > 0  # the transpose result lives in PSUM

@@ -1,0 +1,133 @@
+"""Search strategies on small tiled matmuls: they find the saturated program where it is
+the best, random searches repeat exactly for a seed, and every path replays."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import nkigym_graph as ng
+from nkigym_graph.cost import estimate
+from nkigym_graph.search import STRATEGIES, SearchError, replay, search
+from nkigym_graph.search.replay import path_steps
+from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.targets import TRN2
+
+TRANSFORMS = ("data_reuse", "operand_merge", "dead_code")
+ROOT = tiled_matmul(256, 256, 256)
+SATURATED = ng.saturate(ROOT, list(TRANSFORMS))
+
+
+def _numpy_check(program: ng.Program, seed: int = 5) -> None:
+    rng = np.random.default_rng(seed)
+    a, b = (rng.standard_normal(tuple(p.shape)) for p in program.params)
+    np.testing.assert_allclose(
+        ng.interpret(program, dtype=np.float64, a=a, b=b), a.T @ b, rtol=1e-10, atol=1e-10
+    )
+
+
+def test_greedy_finds_the_saturated_program() -> None:
+    result = search(ROOT, TRANSFORMS, strategy="greedy")
+    assert result.best.canonical_hash == SATURATED.canonical_hash
+    assert result.cost.seconds < result.root_cost.seconds
+    assert result.cost.feasible
+    _numpy_check(result.best)
+
+
+def test_greedy_one_match_at_a_time_finds_it_too() -> None:
+    result = search(ROOT, TRANSFORMS, strategy="greedy", batch=False)
+    assert result.best.canonical_hash == SATURATED.canonical_hash
+    assert len(result.path) == result.stats.max_depth  # one match per step
+
+
+def test_exhaustive_over_batches_finds_the_saturated_program() -> None:
+    result = search(ROOT, TRANSFORMS, strategy="exhaustive", batch=True)
+    assert result.best.canonical_hash == SATURATED.canonical_hash
+    assert result.stats.states < STRATEGIES["exhaustive"].budget  # the space was exhausted
+
+
+def test_exhaustive_over_single_matches_finds_the_best_of_the_whole_space() -> None:
+    root = tiled_matmul(256, 128, 256)
+    result = search(root, TRANSFORMS, strategy="exhaustive", budget=1000)
+    assert result.stats.states == 160  # every program reachable by single rewrites
+    assert result.best.canonical_hash == ng.saturate(root, list(TRANSFORMS)).canonical_hash
+    ranks = sorted(data["state"].cost.rank for _, data in result.graph.nodes(data=True))
+    assert ranks[0] == result.cost.rank and ranks[0] < ranks[1]
+
+
+@pytest.mark.slow
+def test_exhaustive_over_the_whole_2x2_space_finds_the_saturated_program() -> None:
+    result = search(ROOT, TRANSFORMS, strategy="exhaustive", budget=20_000)
+    assert result.stats.states == 12_544
+    assert result.best.canonical_hash == SATURATED.canonical_hash
+
+
+def test_beam_finds_the_saturated_program() -> None:
+    result = search(ROOT, TRANSFORMS, strategy="beam", width=2)
+    assert result.best.canonical_hash == SATURATED.canonical_hash
+
+
+def test_seeded_random_searches_repeat_exactly() -> None:
+    first = search(ROOT, TRANSFORMS, strategy="random", budget=25, seed=7)
+    again = search(ROOT, TRANSFORMS, strategy="random", budget=25, seed=7)
+    assert first.collected == again.collected
+    assert list(first.graph.nodes) == list(again.graph.nodes)
+    assert first.best.canonical_hash == again.best.canonical_hash
+    assert [(n, m.nodes, m.detail) for n, m in first.path] == [(n, m.nodes, m.detail) for n, m in again.path]
+    other = search(ROOT, TRANSFORMS, strategy="random", budget=25, seed=8)
+    assert other.collected != first.collected
+
+
+def test_random_collects_distinct_states_at_the_minimum_depth() -> None:
+    result = search(ROOT, TRANSFORMS, strategy="random", budget=12, seed=1, min_depth=4)
+    assert len(result.collected) == len(set(result.collected)) == result.stats.collected == 12
+    depths = [result.graph.nodes[key]["state"].depth for key in result.collected]
+    assert min(depths) >= 4
+    _numpy_check(result.best)
+
+
+def test_the_budget_bounds_the_states() -> None:
+    result = search(ROOT, TRANSFORMS, strategy="exhaustive", budget=30)
+    assert result.stats.states == 30
+    assert result.stats.verified == 29  # every state but the root
+
+
+@pytest.mark.parametrize(
+    ("strategy", "options"),
+    [("greedy", {}), ("beam", {"width": 3}), ("exhaustive", {"budget": 40}), ("random", {"budget": 15})],
+)
+def test_every_path_replays_to_the_best(strategy: str, options: dict) -> None:
+    result = search(ROOT, TRANSFORMS, strategy=strategy, seed=2, **options)
+    assert replay(ROOT, result.path).canonical_hash == result.best.canonical_hash
+    assert all(name in TRANSFORMS for name, _ in result.path)
+
+
+def test_replay_refuses_a_path_found_in_another_program() -> None:
+    result = search(ROOT, TRANSFORMS, strategy="greedy")
+    with pytest.raises(SearchError, match=r"replay step 1 .* found in program"):
+        replay(tiled_matmul(256, 256, 384), result.path)
+
+
+def test_the_result_reports_modeled_costs_and_statistics() -> None:
+    result = search(ROOT, TRANSFORMS, strategy="greedy")
+    text = str(result)
+    assert "greedy search" in text and "modeled, not measured" in text
+    assert result.speedup > 1
+    assert result.stats.fully_verified >= 1 and result.stats.seconds > 0
+    state = result.graph.nodes[result.best.canonical_hash]["state"]
+    assert state.checked == "full" and state.cost == result.cost
+
+
+def test_greedy_and_beam_back_off_to_the_part_of_a_batch_that_fits() -> None:
+    tiny = dataclasses.replace(TRN2, name="tiny_sbuf", sbuf_bytes_per_partition=3 * 1024)
+    root = tiled_matmul(256, 256, 512, target=tiny)
+    assert not estimate(ng.saturate(root, ["data_reuse"])).feasible  # the whole batch overflows SBUF
+    for strategy in ("greedy", "beam"):
+        result = search(root, TRANSFORMS, strategy=strategy)
+        assert result.cost.feasible and result.speedup > 1.3
+        first = path_steps(result.path)[0]
+        assert first.transform == "data_reuse" and len(first.matches) < len(ng.analyze(root, "data_reuse"))
+        assert replay(root, result.path).canonical_hash == result.best.canonical_hash
+        _numpy_check(result.best)
