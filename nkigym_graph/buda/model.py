@@ -29,6 +29,12 @@ TILE = 32
 _OPERAND = re.compile(r"^(input|intermed)(\d+)$")
 
 
+
+
+def tensor_shape(t: int, grid_size: tuple[int, int], dims: Dims) -> tuple[int, int, int]:
+    """``(t, rows, cols)`` in elements of a tensor laid out as ``grid x mblock x ublock`` tiles."""
+    return (t, grid_size[0] * dims.rows * TILE, grid_size[1] * dims.cols * TILE)
+
 @dataclass(frozen=True)
 class Dims:
     """Per-core block shape: ``mblock`` [m, n] ublocks of ``ublock`` [rt, ct] tiles."""
@@ -210,11 +216,7 @@ class Queue:
     @property
     def shape(self) -> tuple[int, int, int]:
         """Tensor shape ``(t, rows, cols)`` in elements."""
-        return (
-            self.t,
-            self.grid_size[0] * self.dims.rows * TILE,
-            self.grid_size[1] * self.dims.cols * TILE,
-        )
+        return tensor_shape(self.t, self.grid_size, self.dims)
 
     @property
     def is_host_input(self) -> bool:
@@ -294,11 +296,7 @@ class Op:
     @property
     def shape(self) -> tuple[int, int, int]:
         """Output tensor shape ``(t, rows, cols)`` in elements."""
-        return (
-            self.t,
-            self.grid_size[0] * self.dims.rows * TILE,
-            self.grid_size[1] * self.dims.cols * TILE,
-        )
+        return tensor_shape(self.t, self.grid_size, self.dims)
 
     @property
     def fused_op_id(self) -> str | None:
