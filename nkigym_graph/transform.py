@@ -70,6 +70,10 @@ class Edit:
         """Every node whose statement this edit replaces or deletes."""
         return frozenset(self.replace) | frozenset(self.absorb) | self.remove
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # the read-only mappings do not pickle: rebuild from plain dicts (process pools)
+        return (Edit, (dict(self.replace), dict(self.absorb), self.remove, dict(self.renames)))
+
     def __hash__(self) -> int:
         return hash(
             (

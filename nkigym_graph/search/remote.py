@@ -10,27 +10,18 @@ search rebuilds it from its parent if it ever expands that state).
 
 from __future__ import annotations
 
-import copyreg
 import pickle
 import threading
 from collections import OrderedDict
 from collections.abc import Container, Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from nkigym_graph.cost import CostModel, CostReport
 from nkigym_graph.errors import NkigymError
 from nkigym_graph.program import Program
 from nkigym_graph.search.derive import Batches, derive
 from nkigym_graph.search.verify import Verifier, VerifySettings
-from nkigym_graph.transform import Edit, Match, Transform
-
-
-def _reduce_edit(edit: Edit) -> tuple[Any, ...]:
-    # Edit keeps read-only mappings, which do not pickle; rebuild it from plain dicts
-    return (Edit, (dict(edit.replace), dict(edit.absorb), edit.remove, dict(edit.renames)))
-
-
-copyreg.pickle(Edit, _reduce_edit)
+from nkigym_graph.transform import Match, Transform
 
 
 class ProgramRef(NamedTuple):

@@ -32,6 +32,14 @@ class SearchStats:
     """States counted by the budget of a random search (depth >= ``min_depth``)."""
     max_depth: int = 0
 
+    def __str__(self) -> str:
+        collected = f", {self.collected} collected" if self.collected else ""
+        return (
+            f"{self.states} states ({self.duplicates} duplicates skipped), {self.verified} verified "
+            f"({self.fully_verified} in full), {self.expansions} expansions{collected}, "
+            f"depth {self.max_depth}, {self.seconds:.2f} s"
+        )
+
 
 @dataclass(frozen=True)
 class SearchResult:
