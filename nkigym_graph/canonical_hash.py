@@ -11,43 +11,100 @@ change of op, slice, parameter, output or dependency changes it. One pass, linea
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from hashlib import blake2b
 
+from nkigym_graph.dependencies import Use
 from nkigym_graph.statement import Statement
 from nkigym_graph.targets import Target
 from nkigym_graph.variables import INTERMEDIATE, Param, Variable
 
-Incoming = Sequence[Sequence[tuple[int, int]]]
-"""Per node, its data producers as ``(source node, operand position)``."""
+DataIn = Sequence[Sequence[tuple[int, Use]]]
+"""Per node, its data edges as ``(source node, use)``."""
+OrderIn = Sequence[Sequence[tuple[int, str]]]
+"""Per node, its ordering edges as ``(earlier node, variable)``."""
 
 
-def node_keys(
-    statements: Sequence[Statement],
-    variables: Mapping[str, Variable],
-    data_in: Incoming,
-    order_in: Sequence[Sequence[int]],
-) -> list[str]:
-    """The Merkle key of every node, in statement order (a topological order)."""
-    keys: list[str] = []
-    append = keys.append
-    text: dict[object, str] = {}  # repr cache: slices and attrs repeat across statements
-    internal = {name for name, info in variables.items() if info.kind == INTERMEDIATE}
-    for node, stmt in enumerate(statements):
+class _KeyMaker:
+    """Computes node keys one at a time (shared by the full and incremental passes)."""
+
+    def __init__(self, statements: Sequence[Statement], variables: Mapping[str, Variable]) -> None:
+        self.statements = statements
+        self.internal = {name for name, info in variables.items() if info.kind == INTERMEDIATE}
+        self.text: dict[object, str] = {}  # repr cache: slices and attrs repeat across statements
+
+    def key(
+        self,
+        node: int,
+        data_in: Sequence[tuple[int, Use]],
+        order_in: Sequence[tuple[int, str]],
+        keys: Sequence[str],
+    ) -> str:
+        stmt = self.statements[node]
+        text, internal = self.text, self.internal
         head = (stmt.op.name, stmt.attrs, stmt.accumulate)
         parts = [text.get(head) or text.setdefault(head, repr(head))]
-        incoming = data_in[node]
         for position, (var, slices) in enumerate(stmt.operands):
             if var in internal:
-                found = [keys[src] for src, pos in incoming if pos == position]
+                found = [keys[src] for src, use in data_in if use.position == position]
                 ident = "~" + ",".join(sorted(found)) if len(found) > 1 else "~" + "".join(found)
             else:
                 ident = var
             parts.append(ident)
             parts.append(text.get(slices) or text.setdefault(slices, repr(slices)))
-        if order_in[node]:
-            parts.append("after:" + ",".join(sorted(keys[src] for src in order_in[node])))
-        append(blake2b("|".join(parts).encode(), digest_size=16).hexdigest())
+        if order_in:
+            sources = {src for src, _ in data_in}
+            after = dict.fromkeys(src for src, _ in order_in if src not in sources)
+            if after:
+                parts.append("after:" + ",".join(sorted(keys[src] for src in after)))
+        return blake2b("|".join(parts).encode(), digest_size=16).hexdigest()
+
+
+def node_keys(
+    statements: Sequence[Statement],
+    variables: Mapping[str, Variable],
+    data_in: DataIn,
+    order_in: OrderIn,
+) -> list[str]:
+    """The Merkle key of every node, in statement order (a topological order)."""
+    maker = _KeyMaker(statements, variables)
+    keys: list[str] = []
+    for node in range(len(statements)):
+        keys.append(maker.key(node, data_in[node], order_in[node], keys))
+    return keys
+
+
+def derived_node_keys(
+    statements: Sequence[Statement],
+    variables: Mapping[str, Variable],
+    data_in: DataIn,
+    order_in: OrderIn,
+    parent_keys: Sequence[str],
+    old_of: Sequence[int],
+    dirty: Iterable[int],
+) -> list[str]:
+    """``node_keys`` of a program derived from a parent whose keys are known: a node
+    keeps its parent's key (``parent_keys[old_of[node]]``) unless it is ``dirty`` or
+    reads from or is ordered after a node whose key changed."""
+    maker = _KeyMaker(statements, variables)
+    dirty = set(dirty)
+    changed: set[int] = set()  # nodes whose key differs from their parent's
+    first = min(dirty, default=len(statements))
+    keys = [parent_keys[old] for old in old_of[:first]]
+    for node in range(first, len(statements)):
+        incoming, ordered = data_in[node], order_in[node]
+        old_key = parent_keys[old_of[node]] if old_of[node] >= 0 else ""
+        if (
+            node in dirty
+            or any(src in changed for src, _ in incoming)
+            or any(src in changed for src, _ in ordered)
+        ):
+            key = maker.key(node, incoming, ordered, keys)
+            if key != old_key:
+                changed.add(node)
+            keys.append(key)
+        else:
+            keys.append(old_key)
     return keys
 
 

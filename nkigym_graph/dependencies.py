@@ -9,11 +9,18 @@ grid over each variable keeps overlap queries local: the pass is linear in pract
 
 Edges always point forward in statement order, so the graph is acyclic by
 construction; a read with no earlier write is reported as uncovered.
+
+Edges are found per variable, independently of every other variable, so the pass can
+run over the statements that mention some variables only (``nodes``, with
+``write_counts`` holding just those variables): a derived snapshot recomputes the
+edges of the variables an edit touched and keeps the rest (``nkigym_graph.derivation``).
+Ordering edges are recorded even between statements that also have a data edge; the
+program hides those where it shows edges.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from nkigym_graph.slices import Slices, contains, intersection, overlaps, span
@@ -33,11 +40,17 @@ class Use(NamedTuple):
     slices: Slices
 
 
-class Dependencies(NamedTuple):
-    """The edges of a program and the reads no earlier write covers."""
+DataIn = list[tuple[int, Use]]
+"""Data edges into one node: ``(source node, use)``."""
+OrderIn = list[tuple[int, str]]
+"""Ordering edges into one node: ``(earlier node, variable)``."""
 
-    data: dict[tuple[int, int], list[Use]]
-    order: dict[tuple[int, int], set[str]]
+
+class Dependencies(NamedTuple):
+    """The edges of a program, by destination node, and the reads no earlier write covers."""
+
+    data: dict[int, DataIn]
+    order: dict[int, OrderIn]
     uncovered: list[tuple[int, int]]
     """``(node, position)`` of reads of written variables not (fully) written before."""
 
@@ -124,21 +137,25 @@ def _covered(region: Slices, pieces: list[Slices]) -> bool:
     return bool(mask.all())
 
 
-def build_dependencies(statements: Sequence[Statement], write_counts: dict[str, int]) -> Dependencies:
+def build_dependencies(
+    statements: Sequence[Statement], write_counts: dict[str, int], nodes: Iterable[int] | None = None
+) -> Dependencies:
     """Data and ordering edges for ``statements``.
 
     ``write_counts`` says how many statements write each variable: reads of variables
     nobody writes (the parameters) need no tracking, and a read after a variable's last
-    write needs no write-after-read bookkeeping.
+    write needs no write-after-read bookkeeping. Only variables in ``write_counts`` are
+    tracked; ``nodes`` (ascending) restricts the pass to the statements mentioning them.
     """
     remaining = dict(write_counts)
-    data: dict[tuple[int, int], list[Use]] = {}
-    order: dict[tuple[int, int], set[str]] = {}
+    data: dict[int, DataIn] = {}
+    order: dict[int, OrderIn] = {}
     uncovered: list[tuple[int, int]] = []
     writes: dict[str, _RegionIndex] = {}
     reads: dict[str, _RegionIndex] = {}
 
-    for node, stmt in enumerate(statements):
+    for node in range(len(statements)) if nodes is None else nodes:
+        stmt = statements[node]
         op = stmt.op
         operands = stmt.operands
         read_positions = op.read_positions + op.write_positions if stmt.accumulate else op.read_positions
@@ -156,8 +173,11 @@ def build_dependencies(statements: Sequence[Statement], write_counts: dict[str, 
                 single = len(sources) == 1 and contains(index.entries[sources[0]], slices)
                 if not single and not _covered(slices, [index.entries[s] for s in sources]):
                     uncovered.append((node, position))
-                for src in sources:
-                    data.setdefault((src, node), []).append(Use(var, position, slices))
+                found = data.get(node)
+                if found is None:
+                    found = data[node] = []
+                use = Use(var, position, slices)
+                found.extend((src, use) for src in sources)
             if not remaining[var]:
                 continue  # no later write can conflict with this read
             pending = reads.get(var)
@@ -171,20 +191,22 @@ def build_dependencies(statements: Sequence[Statement], write_counts: dict[str, 
         # -- writes: order after earlier overlapping writes and reads
         for position in op.write_positions:
             var, slices = operands[position]
+            if var not in remaining:
+                continue  # not tracked in this pass
             remaining[var] -= 1
             index = writes.get(var)
             if index is None:
                 index = writes[var] = _RegionIndex()
             for prev in index.overlapping(slices):
-                if prev != node and (prev, node) not in data:
-                    order.setdefault((prev, node), set()).add(var)
+                if prev != node:
+                    order.setdefault(node, []).append((prev, var))
                 if contains(slices, index.entries[prev]):
                     index.remove(prev)
             pending = reads.get(var)
             if pending is not None:
                 for reader in pending.overlapping(slices):
-                    if reader != node and (reader, node) not in data:
-                        order.setdefault((reader, node), set()).add(var)
+                    if reader != node:
+                        order.setdefault(node, []).append((reader, var))
                     if contains(slices, pending.entries[reader]):
                         pending.remove(reader)
             index.add(node, slices)

@@ -178,14 +178,14 @@ class MergeAnalysis:
 
     def dependency_blocker(self, members: Sequence[int]) -> str | None:
         """Whether one member reaches another (walking back from each, never below the first)."""
-        pred = self.program.graph.pred
+        pred = self.program.pred_of
         others = set(members)
         low = min(members)
         for start in members:
             seen = {start}
             queue = deque([start])
             while queue:
-                for prev in pred[queue.popleft()]:
+                for prev in pred(queue.popleft()):
                     if prev in others:
                         return f"statement {start} depends on statement {prev}: merging would create a cycle"
                     if prev > low and prev not in seen:
@@ -256,8 +256,8 @@ class MergeAnalysis:
                 merged = (first[dim][0], parts[-1].slices[dim][1])
                 operands[position] = Operand(parts[0].var, (*first[:dim], merged, *first[dim + 1 :]))
         member_set = set(members)
-        pred = program.graph.pred
-        reads = frozenset(src for n in members for src in pred[n]) - member_set
+        pred = program.pred_of
+        reads = frozenset(src for n in members for src in pred(n)) - member_set
         mentions = frozenset(o.var for s in stmts for o in s.operands) - set(renames)
         absorbed = sorted(member_set - {keeper})
         total = sum(self.size(n, axis) for n in members)

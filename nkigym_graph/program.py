@@ -27,11 +27,11 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
-from nkigym_graph.canonical_hash import node_keys, program_key
+from nkigym_graph.canonical_hash import derived_node_keys, node_keys, program_key
 from nkigym_graph.collector import collector_paused
 from nkigym_graph.dependencies import Use, build_dependencies
 from nkigym_graph.graph_build import frozen_digraph
@@ -41,17 +41,23 @@ from nkigym_graph.targets import TRN2, Target, get_target
 from nkigym_graph.variables import Param, Variable, build_variables
 from nkigym_graph.verify import check_dependencies, check_returns, check_statements
 
+if TYPE_CHECKING:
+    from nkigym_graph.derivation import Derivation
+
 
 class Program:
     """An immutable, verified tiled program (see the module docstring)."""
 
     __slots__ = (
+        "__weakref__",
         "_data_in",
+        "_derivation",
         "_graph",
         "_hash",
         "_index",
         "_keys",
         "_order_in",
+        "_pred",
         "explicit_slices",
         "fragment",
         "name",
@@ -75,9 +81,13 @@ class Program:
     explicit_slices: bool
     """Printing style: slice whole on-chip tiles explicitly (``t[0:128, 0:128]``)."""
     variables: Mapping[str, Variable]
-    _graph: nx.DiGraph
-    _data_in: list[list[tuple[int, int]]]
-    _order_in: list[list[int]]
+    _graph: nx.DiGraph | None
+    _data_in: Sequence[tuple[tuple[int, Use], ...]]
+    """Per node, its data edges ``(source node, use)``."""
+    _order_in: Sequence[tuple[tuple[int, str], ...]]
+    """Per node, its ordering edges ``(earlier node, variable)`` (also where a data edge exists)."""
+    _pred: dict[int, tuple[int, ...]]
+    _derivation: Derivation | None
     _index: ProgramIndex | None
     _keys: tuple[str, ...] | None
     _hash: str | None
@@ -118,8 +128,7 @@ class Program:
         put(self, "outputs", tuple(Param(*p) for p in outputs))
         put(self, "fragment", fragment)
         put(self, "explicit_slices", explicit_slices)
-        for slot in ("_index", "_keys", "_hash"):
-            put(self, slot, None)
+        self._init_caches(None)
         put(self, "variables", MappingProxyType({}))
 
         write_counts: dict[str, int] = {}
@@ -129,25 +138,45 @@ class Program:
         deps = build_dependencies(stmts, write_counts)
         check_dependencies(stmts, variables, deps, self.describe)
         check_returns(self.returns, variables, set(write_counts))
-
         n = len(stmts)
-        data_in: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-        order_in: list[list[int]] = [[] for _ in range(n)]
-        edges: dict[tuple[int, int], dict[str, Any]] = {}
-        for (src, dst), uses in deps.data.items():
-            data_in[dst].extend((src, use.position) for use in uses)
-            edges[(src, dst)] = {"uses": tuple(uses), "order": ()}
-        for (src, dst), order_vars in deps.order.items():
-            order_in[dst].append(src)
-            attrs = edges.get((src, dst))
-            if attrs is None:
-                edges[(src, dst)] = {"uses": (), "order": tuple(sorted(order_vars))}
-            else:
-                attrs["order"] = tuple(sorted(order_vars))
-        graph = frozen_digraph([{"stmt": stmt} for stmt in stmts], ((u, v, a) for (u, v), a in edges.items()))
-        put(self, "_graph", graph)
+        data_in: list[tuple[tuple[int, Use], ...]] = [()] * n
+        for node, found in deps.data.items():
+            data_in[node] = tuple(found)
+        order_in: list[tuple[tuple[int, str], ...]] = [()] * n
+        for node, ordered in deps.order.items():
+            order_in[node] = tuple(dict.fromkeys(ordered))
         put(self, "_data_in", data_in)
         put(self, "_order_in", order_in)
+
+    def _init_caches(self, derivation: Derivation | None) -> None:
+        put = object.__setattr__
+        for slot in ("_index", "_keys", "_hash", "_graph"):
+            put(self, slot, None)
+        put(self, "_pred", {})
+        put(self, "_derivation", derivation)
+
+    @classmethod
+    def _assemble(
+        cls,
+        like: Program,
+        statements: tuple[Statement, ...],
+        variables: Mapping[str, Variable],
+        data_in: Sequence[tuple[tuple[int, Use], ...]],
+        order_in: Sequence[tuple[tuple[int, str], ...]],
+        derivation: Derivation,
+    ) -> Program:
+        """A snapshot with ``like``'s other fields from parts already verified
+        (``nkigym_graph.derivation`` builds them)."""
+        self = object.__new__(cls)
+        put = object.__setattr__
+        for field in ("name", "params", "returns", "target", "outputs", "fragment", "explicit_slices"):
+            put(self, field, getattr(like, field))
+        put(self, "statements", statements)
+        put(self, "variables", MappingProxyType(variables))
+        put(self, "_data_in", data_in)
+        put(self, "_order_in", order_in)
+        self._init_caches(derivation)
+        return self
 
     # -- immutability -----------------------------------------------------------------
     def __setattr__(self, key: str, value: object) -> None:
@@ -200,7 +229,20 @@ class Program:
     def node_keys(self) -> tuple[str, ...]:
         """Merkle key of each statement (see ``nkigym_graph.canonical_hash``)."""
         if self._keys is None:
-            keys = node_keys(self.statements, self.variables, self._data_in, self._order_in)
+            derivation = self._derivation
+            parent_keys = derivation.parent_keys() if derivation is not None else None
+            if derivation is not None and parent_keys is not None:
+                keys = derived_node_keys(
+                    self.statements,
+                    self.variables,
+                    self._data_in,
+                    self._order_in,
+                    parent_keys,
+                    derivation.old_of,
+                    derivation.dirty,
+                )
+            else:
+                keys = node_keys(self.statements, self.variables, self._data_in, self._order_in)
             object.__setattr__(self, "_keys", tuple(keys))
         assert self._keys is not None
         return self._keys
@@ -261,14 +303,50 @@ class Program:
     # -- graph and queries ------------------------------------------------------------
     @property
     def graph(self) -> nx.DiGraph:
-        """The frozen dependency DAG (nodes: statement positions)."""
+        """The frozen dependency DAG (nodes: statement positions; built on first use)."""
+        if self._graph is None:
+            object.__setattr__(self, "_graph", self._build_graph())
+        assert self._graph is not None
         return self._graph
+
+    def _build_graph(self) -> nx.DiGraph:
+        edges: dict[tuple[int, int], dict[str, Any]] = {}
+        for dst, incoming in enumerate(self._data_in):
+            for src, use in incoming:
+                attrs = edges.get((src, dst))
+                if attrs is None:
+                    edges[(src, dst)] = {"uses": [use], "order": ()}
+                else:
+                    attrs["uses"].append(use)
+        for attrs in edges.values():
+            attrs["uses"] = tuple(attrs["uses"])
+        for dst, ordered in enumerate(self._order_in):
+            later: dict[int, set[str]] = {}
+            for src, var in ordered:
+                if (src, dst) not in edges:
+                    later.setdefault(src, set()).add(var)
+            for src, found in later.items():
+                edges[(src, dst)] = {"uses": (), "order": tuple(sorted(found))}
+        return frozen_digraph(
+            [{"stmt": stmt} for stmt in self.statements], ((u, v, a) for (u, v), a in edges.items())
+        )
+
+    @property
+    def derivation(self) -> Derivation | None:
+        """How this snapshot was derived from its parent (None when built in full)."""
+        return self._derivation
 
     @property
     def index(self) -> ProgramIndex:
-        """Lookups built once on first use."""
+        """Lookups built once on first use (shifted from the parent's when derived)."""
         if self._index is None:
-            object.__setattr__(self, "_index", ProgramIndex.build(self.statements))
+            derivation = self._derivation
+            parent = derivation.parent() if derivation is not None else None
+            if derivation is not None and parent is not None and parent._index is not None:
+                index = ProgramIndex.derived(parent._index, self.statements, derivation)
+            else:
+                index = ProgramIndex.build(self.statements)
+            object.__setattr__(self, "_index", index)
         assert self._index is not None
         return self._index
 
@@ -301,20 +379,28 @@ class Program:
 
     def producers(self, node: int) -> tuple[tuple[int, int], ...]:
         """``(source node, operand position)`` of the data ``node`` reads."""
-        return tuple(self._data_in[node])
+        return tuple((src, use.position) for src, use in self._data_in[node])
 
     def uses(self, src: int, dst: int) -> tuple[Use, ...]:
         """The data ``dst`` reads from ``src`` (empty for a pure ordering edge)."""
-        data = self._graph.get_edge_data(src, dst)
-        return () if data is None else data["uses"]
+        return tuple(use for s, use in self._data_in[dst] if s == src)
+
+    def pred_of(self, node: int) -> tuple[int, ...]:
+        """Every node ``node`` depends on directly (data or ordering), ascending."""
+        found = self._pred.get(node)
+        if found is None:
+            found = self._pred[node] = tuple(
+                sorted({src for src, _ in self._data_in[node]} | {src for src, _ in self._order_in[node]})
+            )
+        return found
 
     def predecessors(self, node: int) -> list[int]:
         """All nodes with an edge into ``node``."""
-        return list(self._graph.predecessors(node))
+        return list(self.pred_of(node))
 
     def successors(self, node: int) -> list[int]:
         """All nodes with an edge from ``node``."""
-        return list(self._graph.successors(node))
+        return list(self.graph.successors(node))
 
     def reaches(self, a: int, b: int) -> bool:
         """Whether a path of dependencies leads from ``a`` to ``b``.
@@ -327,11 +413,11 @@ class Program:
             return True
         if a > b:
             return False
-        pred = self._graph.pred
+        pred_of = self.pred_of
         seen = {b}
         queue = deque([b])
         while queue:
-            for prev in pred[queue.popleft()]:
+            for prev in pred_of(queue.popleft()):
                 if prev == a:
                     return True
                 if prev > a and prev not in seen:

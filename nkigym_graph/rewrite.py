@@ -10,8 +10,10 @@ is refused with the cycle named.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections.abc import Iterable, Sequence
 
+from nkigym_graph.derivation import derive_program
 from nkigym_graph.errors import TransformError, VerificationError
 from nkigym_graph.program import Program
 from nkigym_graph.statement import Statement
@@ -40,15 +42,20 @@ def apply_edits(program: Program, edits: Iterable[Edit], transform: str = "edit"
     if not replace and not absorb and not remove and not renames:
         return program
     keeper_of = {node: _final_keeper(node, absorb) for node in absorb}
-    order = _linear_order(program, keeper_of, remove)
+    order, moved = _linear_order(program, keeper_of, remove)
+    edited = set(replace)
+    for var in renames:
+        edited.update(program.writers_of(var))
+        edited.update(node for node, _ in program.consumers_of(var))
     old = program.statements
-    statements = (
-        [replace[node] if node in replace else _renamed(old[node], renames) for node in order]
-        if renames
-        else [replace.get(node, old[node]) for node in order]
-    )
+    statements = [
+        (replace[node] if node in replace else _renamed(old[node], renames)) if node in edited else old[node]
+        for node in order
+    ]
     try:
-        return program.replace(statements=statements)
+        if moved:
+            return program.replace(statements=statements)
+        return derive_program(program, order, statements, edited)
     except VerificationError as err:
         raise TransformError(f"{transform} produced an invalid program: {err}") from err
 
@@ -70,20 +77,22 @@ def _final_keeper(node: int, absorb: dict[int, int]) -> int:
     return node
 
 
-def _linear_order(program: Program, keeper_of: dict[int, int], remove: set[int]) -> list[int]:
-    """Surviving nodes in an order that respects the contracted DAG."""
+def _linear_order(program: Program, keeper_of: dict[int, int], remove: set[int]) -> tuple[list[int], bool]:
+    """Surviving nodes in an order that respects the contracted DAG, and whether some
+    statement had to move (otherwise the order is ascending)."""
     n = len(program.statements)
     if not keeper_of:
-        return [node for node in range(n) if node not in remove]
-    pred = program.graph.pred
+        return [node for node in range(n) if node not in remove], False
+    pred_of = program.pred_of
     needs_move = any(
         src > keeper and keeper_of.get(src, src) != keeper
         for node, keeper in keeper_of.items()
-        for src in pred[node]
+        for src in pred_of(node)
     )
     if not needs_move:
-        return [node for node in range(n) if node not in remove and node not in keeper_of]
-    return _stable_topological(program, keeper_of, remove)
+        return [node for node in range(n) if node not in remove and node not in keeper_of], False
+    order = _stable_topological(program, keeper_of, remove)
+    return order, any(a > b for a, b in itertools.pairwise(order))
 
 
 def _stable_topological(program: Program, keeper_of: dict[int, int], remove: set[int]) -> list[int]:
@@ -92,12 +101,13 @@ def _stable_topological(program: Program, keeper_of: dict[int, int], remove: set
     alive = [node for node in range(n) if node not in remove and node not in keeper_of]
     indegree = dict.fromkeys(alive, 0)
     succ: dict[int, set[int]] = {node: set() for node in alive}
-    for u, v in program.graph.edges():
-        ru, rv = rep[u], rep[v]
-        if ru == rv or ru in remove or rv in remove or rv in succ[ru]:
-            continue
-        succ[ru].add(rv)
-        indegree[rv] += 1
+    for v in range(n):
+        for u in program.pred_of(v):
+            ru, rv = rep[u], rep[v]
+            if ru == rv or ru in remove or rv in remove or rv in succ[ru]:
+                continue
+            succ[ru].add(rv)
+            indegree[rv] += 1
     ready = [node for node, d in indegree.items() if d == 0]
     heapq.heapify(ready)
     order: list[int] = []

@@ -64,36 +64,52 @@ def build_variables(
             raise VerificationError("duplicate_parameter", f"output {o.name!r} clashes with a parameter")
         table[o.name] = Variable(o.name, OUTPUT, tuple(o.shape), o.dtype, None)
     for node, stmt in enumerate(statements):
-        op = stmt.op
-        if len(stmt.operands) != len(op.operand_names):
-            raise VerificationError(
-                "arity",
-                f"{op.name} takes {len(op.operand_names)} operands "
-                f"({', '.join(op.operand_names)}), got {len(stmt.operands)}",
-                describe(node),
-            )
-        for position in op.write_positions:
-            var, slices = stmt.operands[position]
-            known = table.get(var)
-            if known is not None:
-                counts[var] = counts.get(var, 0) + 1
-                if known.kind == PARAM:
-                    raise VerificationError(
-                        "write_to_parameter", f"parameter {var!r} is read-only", describe(node)
-                    )
-                if op.name == "alloc":
-                    raise VerificationError("redefinition", f"{var!r} is already defined", describe(node))
-                continue
-            if any(start for start, _ in slices):
-                raise VerificationError(
-                    "definition",
-                    f"the first write of {var!r} must define the whole tensor (slices from 0)",
-                    describe(node),
-                )
-            counts[var] = 1
-            shape = tuple(stop for _, stop in slices)
-            if op.name == "alloc":
-                table[var] = Variable(var, OUTPUT, shape, stmt.attr("dtype"), node)
-            else:
-                table[var] = Variable(var, INTERMEDIATE, shape, None, node, external=False)
+        check_arity(stmt, node, describe)
+        for position in stmt.op.write_positions:
+            record_write(table, counts, node, stmt, position, describe)
     return table
+
+
+def check_arity(stmt: Statement, node: int, describe: Callable[[int], str]) -> None:
+    """Rule ``arity``: one operand per operand name of the op."""
+    op = stmt.op
+    if len(stmt.operands) != len(op.operand_names):
+        raise VerificationError(
+            "arity",
+            f"{op.name} takes {len(op.operand_names)} operands "
+            f"({', '.join(op.operand_names)}), got {len(stmt.operands)}",
+            describe(node),
+        )
+
+
+def record_write(
+    table: dict[str, Variable],
+    counts: dict[str, int],
+    node: int,
+    stmt: Statement,
+    position: int,
+    describe: Callable[[int], str],
+) -> None:
+    """Count the write of ``stmt``'s operand ``position``; its first write defines the variable."""
+    op = stmt.op
+    var, slices = stmt.operands[position]
+    known = table.get(var)
+    if known is not None:
+        counts[var] = counts.get(var, 0) + 1
+        if known.kind == PARAM:
+            raise VerificationError("write_to_parameter", f"parameter {var!r} is read-only", describe(node))
+        if op.name == "alloc":
+            raise VerificationError("redefinition", f"{var!r} is already defined", describe(node))
+        return
+    if any(start for start, _ in slices):
+        raise VerificationError(
+            "definition",
+            f"the first write of {var!r} must define the whole tensor (slices from 0)",
+            describe(node),
+        )
+    counts[var] = 1
+    shape = tuple(stop for _, stop in slices)
+    if op.name == "alloc":
+        table[var] = Variable(var, OUTPUT, shape, stmt.attr("dtype"), node)
+    else:
+        table[var] = Variable(var, INTERMEDIATE, shape, None, node, external=False)

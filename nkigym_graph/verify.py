@@ -21,7 +21,7 @@ Rule ids (``VerificationError.rule``):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from nkigym_graph.dependencies import Dependencies
 from nkigym_graph.errors import VerificationError
@@ -39,15 +39,18 @@ def check_statements(
     variables: Mapping[str, Variable],
     target: Target,
     describe: Describe,
+    nodes: Iterable[int] | None = None,
 ) -> None:
-    """Per-statement rules: arity, attributes, slices, bounds, memory, shape, limits.
+    """Per-statement rules: arity, attributes, slices, bounds, memory, shape, limits
+    (of the statements at ``nodes``, or of all).
 
     The op-level rules depend only on the op, its attributes and its operands' slices,
     so their verdicts are cached by that key: a tiled program repeats few patterns.
     """
     op_verdicts: dict[tuple, tuple[str, str] | None] = {}
     bounds_ok: set[tuple] = set()
-    for node, stmt in enumerate(statements):
+    for node in range(len(statements)) if nodes is None else nodes:
+        stmt = statements[node]
         op, operands, attrs = stmt.op, stmt.operands, stmt.attrs
         key = (op, attrs, tuple(o[1] for o in operands))
         if key in op_verdicts:

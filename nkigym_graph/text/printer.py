@@ -8,10 +8,12 @@ that defines a tile prints its bare name; accumulation prints ``+=``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from nkigym_graph.slices import format_slices
-from nkigym_graph.variables import INTERMEDIATE
+from nkigym_graph.statement import Statement
+from nkigym_graph.variables import INTERMEDIATE, Variable
 
 if TYPE_CHECKING:
     from nkigym_graph.program import Program
@@ -21,9 +23,14 @@ INDENT = "    "
 
 def format_statement(program: Program, node: int) -> str:
     """One statement's line (no indentation)."""
-    stmt = program.statements[node]
-    variables = program.variables
-    explicit = program.explicit_slices
+    return format_statement_in(program.statements, program.variables, program.explicit_slices, node)
+
+
+def format_statement_in(
+    statements: Sequence[Statement], variables: Mapping[str, Variable], explicit: bool, node: int
+) -> str:
+    """Statement ``node`` of ``statements`` with the variable table ``variables``."""
+    stmt = statements[node]
 
     def operand(position: int) -> str:
         var, slices = stmt.operands[position]
