@@ -88,20 +88,26 @@ def derived_node_keys(
     reads from or is ordered after a node whose key changed."""
     maker = _KeyMaker(statements, variables)
     dirty = set(dirty)
-    changed: set[int] = set()  # nodes whose key differs from their parent's
+    changed = bytearray(len(statements))  # 1 where a node's key differs from its parent's
     first = min(dirty, default=len(statements))
     keys = [parent_keys[old] for old in old_of[:first]]
     for node in range(first, len(statements)):
         incoming, ordered = data_in[node], order_in[node]
-        old_key = parent_keys[old_of[node]] if old_of[node] >= 0 else ""
-        if (
-            node in dirty
-            or any(src in changed for src, _ in incoming)
-            or any(src in changed for src, _ in ordered)
-        ):
+        old_key = parent_keys[old_of[node]]
+        recompute = node in dirty
+        if not recompute:
+            for src, _ in incoming:
+                if changed[src]:
+                    recompute = True
+                    break
+            else:
+                for src, _ in ordered:
+                    if changed[src]:
+                        recompute = True
+                        break
+        if recompute:
             key = maker.key(node, incoming, ordered, keys)
-            if key != old_key:
-                changed.add(node)
+            changed[node] = key != old_key
             keys.append(key)
         else:
             keys.append(old_key)

@@ -46,6 +46,8 @@ class Derivation(NamedTuple):
     """Per position here, the parent position of the statement (edited or not)."""
     new_of: Sequence[int]
     """Per parent position, the position here (-1: removed or absorbed)."""
+    gone: tuple[int, ...]
+    """Parent positions of the statements removed or absorbed."""
     changed: frozenset[int]
     """Positions whose statement differs from the parent's."""
     dirty: frozenset[int]
@@ -95,24 +97,67 @@ def derive_program(
     write_counts = _define_variables(
         table, parent, statements, new_of, shift_from, tracked, nodes, changed, describe
     )
-    checked = sorted(changed.union(nodes))
-    check_statements(statements, table, parent.target, describe, checked)
+    redefined = _redefined(parent, table, write_counts, tracked, new_of)
+    check_statements(
+        statements,
+        table,
+        parent.target,
+        describe,
+        sorted(_mentioning_any(statements, nodes, redefined) | changed),
+    )
     deps = build_dependencies(statements, write_counts, nodes)
     check_dependencies(statements, table, deps, describe)
     written = {var for var in parent.returns if var not in tracked or write_counts.get(var)}
     check_returns(parent.returns, table, written)
 
-    data_in, order_in = _edges(parent, order, new_of, shift_from, tracked, nodes, deps)
+    data_in, order_in, rewired = _edges(parent, order, new_of, shift_from, tracked, nodes, deps)
+    # what a statement's analyses depend on: its statement, its edges, and the records,
+    # writers and readers of its on-chip tiles (an HBM tensor's readers do not matter)
+    on_chip = {var for var in tracked if var not in table or not table[var].external}
+    dirty = changed | rewired | _mentioning_any(statements, nodes, redefined | on_chip)
     derivation = Derivation(
         parent=weakref.ref(parent),
         old_of=order,
         new_of=new_of,
+        gone=tuple(gone),
         changed=frozenset(changed),
-        dirty=frozenset(checked),
+        dirty=frozenset(dirty),
         touched=frozenset(touched),
         keys=parent._keys,
     )
     return Program._assemble(parent, tuple(statements), table, data_in, order_in, derivation)
+
+
+def _redefined(
+    parent: Program,
+    table: Mapping[str, Variable],
+    write_counts: Mapping[str, int],
+    tracked: Set[str],
+    new_of: Sequence[int],
+) -> set[str]:
+    """The tracked variables whose record (definition aside) or number of writers changed."""
+    out = set()
+    for var in tracked:
+        old, new = parent.variables.get(var), table.get(var)
+        if old is None or new is None:
+            if old is not new:
+                out.add(var)
+        elif (
+            old[:4] != new[:4]
+            or old.external != new.external
+            or (old.defined_by is None) != (new.defined_by is None)
+            or (old.defined_by is not None and new_of[old.defined_by] != new.defined_by)
+            or len(parent.writers_of(var)) != write_counts.get(var, 0)
+        ):
+            out.add(var)
+    return out
+
+
+def _mentioning_any(statements: Sequence[Statement], nodes: Sequence[int], variables: Set[str]) -> set[int]:
+    """The statements at ``nodes`` that mention one of ``variables``."""
+    if not variables:
+        return set()
+    return {node for node in nodes if any(o.var in variables for o in statements[node].operands)}
 
 
 def _mentioning(
@@ -169,9 +214,10 @@ def _edges(
     tracked: Set[str],
     nodes: Sequence[int],
     deps: Dependencies,
-) -> tuple[list[tuple[tuple[int, Use], ...]], list[tuple[tuple[int, str], ...]]]:
+) -> tuple[list[tuple[tuple[int, Use], ...]], list[tuple[tuple[int, str], ...]], set[int]]:
     """Per node, its incoming data and ordering edges: the parent's shifted, those of
-    ``tracked`` variables replaced by the recomputed ones (``deps``)."""
+    ``tracked`` variables replaced by the recomputed ones (``deps``); and the nodes
+    whose edges changed."""
     old_data, old_order = parent._data_in, parent._order_in
     data_in = list(old_data[:shift_from])
     order_in = list(old_order[:shift_from])
@@ -181,12 +227,16 @@ def _edges(
         ordered = old_order[old]
         order_in.append(tuple([(new_of[src], var) for src, var in ordered]) if ordered else ())
     new_data, new_order = deps.data, deps.order
+    rewired = set()
     for node in nodes:
-        kept = tuple(edge for edge in data_in[node] if edge[1].var not in tracked)
+        before_data, before_order = data_in[node], order_in[node]
+        kept = tuple(edge for edge in before_data if edge[1].var not in tracked)
         data_in[node] = kept + tuple(new_data.get(node, ()))
-        kept_order = tuple(edge for edge in order_in[node] if edge[1] not in tracked)
+        kept_order = tuple(edge for edge in before_order if edge[1] not in tracked)
         order_in[node] = kept_order + tuple(dict.fromkeys(new_order.get(node, ())))
-    return data_in, order_in
+        if set(data_in[node]) != set(before_data) or set(order_in[node]) != set(before_order):
+            rewired.add(node)
+    return data_in, order_in, rewired
 
 
 def _describer(parent: Program, statements: Sequence[Statement], table: Mapping[str, Variable]) -> Describe:

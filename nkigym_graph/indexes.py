@@ -6,10 +6,10 @@ consumers and writers of a variable.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nkigym_graph.statement import Statement
 
@@ -60,34 +60,81 @@ class ProgramIndex:
     def derived(
         cls, parent: ProgramIndex, statements: Sequence[Statement], derivation: Derivation
     ) -> ProgramIndex:
-        """The index of a derived snapshot: the parent's, positions shifted, the changed
-        statements re-entered."""
-        new_of, old_of, changed = derivation.new_of, derivation.old_of, derivation.changed
-        edited = {old_of[node] for node in changed}
-        fresh = cls.build_partial(statements, sorted(changed))
-
-        def shift(entries: tuple[int, ...], extra: list[int]) -> tuple[int, ...]:
-            kept = [new_of[old] for old in entries if new_of[old] >= 0 and old not in edited]
-            return tuple(sorted(kept + extra)) if extra else tuple(kept)
-
-        def shift_pairs(entries: tuple[tuple[int, int], ...], extra: list[tuple[int, int]]) -> tuple:
-            kept = [(new_of[old], p) for old, p in entries if new_of[old] >= 0 and old not in edited]
-            return tuple(sorted(kept + extra)) if extra else tuple(kept)
-
-        def merge(old: Mapping[str, tuple], new: dict[str, list], shifter) -> Mapping:  # type: ignore[no-untyped-def]
-            out = {}
-            for key in old.keys() | new.keys():
-                entries = shifter(old.get(key, ()), new.get(key, []))
-                if entries:
-                    out[key] = entries
-            return MappingProxyType(out)
-
+        """The index of a derived snapshot: each lookup is the parent's, positions
+        shifted and the changed statements re-entered, worked out per key on first use."""
+        edited = frozenset(derivation.old_of[node] for node in derivation.changed)
+        fresh = cls.build_partial(statements, sorted(derivation.changed))
+        new_of = derivation.new_of
         return cls(
-            by_op=merge(parent.by_op, fresh[0], shift),
-            loads_by_source=merge(parent.loads_by_source, fresh[1], shift),
-            consumers=merge(parent.consumers, fresh[2], shift_pairs),
-            writers=merge(parent.writers, fresh[3], shift),
+            *(
+                ShiftedLookup(old, new, new_of, edited, pairs=name == "consumers")
+                for name, old, new in zip(
+                    ("by_op", "loads_by_source", "consumers", "writers"),
+                    (parent.by_op, parent.loads_by_source, parent.consumers, parent.writers),
+                    fresh,
+                    strict=True,
+                )
+            )
         )
+
+
+_MISSING: tuple = ()
+
+
+class ShiftedLookup(Mapping[str, tuple]):
+    """A lookup of a derived snapshot, from its parent's (see ``ProgramIndex.derived``).
+
+    Entries are positions (or ``(position, operand)`` pairs when ``pairs``); a key's
+    entries are shifted from the parent's, dropping statements that were removed or
+    edited, and merged with the edited statements' own entries.
+    """
+
+    __slots__ = ("_edited", "_fresh", "_memo", "_new_of", "_pairs", "_parent")
+
+    def __init__(
+        self,
+        parent: Mapping[str, tuple],
+        fresh: dict[str, list],
+        new_of: Sequence[int],
+        edited: frozenset[int],
+        pairs: bool,
+    ) -> None:
+        self._parent = parent
+        self._fresh = fresh
+        self._new_of = new_of
+        self._edited = edited
+        self._pairs = pairs
+        self._memo: dict[str, tuple] = {}
+
+    def _entries(self, key: str) -> tuple:
+        found = self._memo.get(key)
+        if found is None:
+            new_of, edited = self._new_of, self._edited
+            old = self._parent.get(key, _MISSING)
+            if self._pairs:
+                kept = [(new_of[n], p) for n, p in old if new_of[n] >= 0 and n not in edited]
+            else:
+                kept = [new_of[n] for n in old if new_of[n] >= 0 and n not in edited]
+            extra = self._fresh.get(key)
+            found = self._memo[key] = tuple(sorted(kept + extra)) if extra else tuple(kept)
+        return found
+
+    def __getitem__(self, key: str) -> tuple:
+        found = self._entries(key)
+        if not found:
+            raise KeyError(key)
+        return found
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._entries(key) or default
+
+    def __iter__(self) -> Iterator[str]:
+        keys = dict.fromkeys(self._parent)
+        keys.update(dict.fromkeys(self._fresh))
+        return (key for key in keys if self._entries(key))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def _freeze(mapping: dict) -> Mapping:

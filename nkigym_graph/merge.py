@@ -68,18 +68,28 @@ class MergeAnalysis:
         self.program = program
         self._identities: dict[Operand, tuple] = {}
         self._sides: dict[tuple[int, str], tuple[Side, ...]] = {}
-        self.loaded: dict[str, tuple[str, Slices]] = {}
-        for node in program.statements_of("load"):
-            src, dst = program.statements[node].operands
-            if len(program.writers_of(dst.var)) == 1:
-                self.loaded[dst.var] = (src.var, src.slices)
+        self._loaded: dict[str, tuple[str, Slices] | None] = {}
+
+    def loaded(self, var: str) -> tuple[str, Slices] | None:
+        """``(parameter, slices)`` a tile holds when one load fills it and nothing else writes it."""
+        if var in self._loaded:
+            return self._loaded[var]
+        program = self.program
+        info = program.variables.get(var)
+        found = None
+        if info is not None and info.defined_by is not None:
+            stmt = program.statements[info.defined_by]
+            if stmt.op.name == "load" and len(program.writers_of(var)) == 1:
+                found = (stmt.operands[0].var, stmt.operands[0].slices)
+        self._loaded[var] = found
+        return found
 
     # -- identity and roles -------------------------------------------------------------
     def identity(self, operand: Operand) -> tuple:
         """What data an operand denotes: a parameter region for a loaded tile."""
         found = self._identities.get(operand)
         if found is None:
-            source = self.loaded.get(operand.var)
+            source = self.loaded(operand.var)
             if source is None:
                 found = (operand.var, operand.slices)
             else:

@@ -8,9 +8,21 @@ statements do or do not merge, naming the limit (``nc_matmul N would be 640 > 51
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from nkigym_graph.analysis import Analysis, LazyMatches, StableIds
 from nkigym_graph.merge import MergeAnalysis
+from nkigym_graph.merge_sections import Section
 from nkigym_graph.program import Program
 from nkigym_graph.transform import Match, Transform
+
+
+class _State(NamedTuple):
+    """What a merge analysis keeps to update itself (``Transform.reanalysis``)."""
+
+    analysis: MergeAnalysis
+    ids: StableIds
+    sections: dict[tuple[str, str], Section]
 
 
 class MergeTransform(Transform):
@@ -35,10 +47,44 @@ class MergeTransform(Transform):
         return out
 
     def analyze(self, program: Program) -> list[Match]:
-        analysis = MergeAnalysis(program)
-        return [
-            m for axis, nodes in self._work(program) for m in analysis.pair_matches(self.name, nodes, axis)
-        ]
+        return list(self.analysis(program).matches)
+
+    def analysis(self, program: Program) -> Analysis:
+        analysis, ids = MergeAnalysis(program), StableIds.of(program)
+        sections = {
+            (program.statements[nodes[0]].op.name, axis): Section.build(analysis, ids, nodes, axis)
+            for axis, nodes in self._work(program)
+        }
+        return self._finish(analysis, ids, sections)
+
+    def reanalysis(self, program: Program, previous: Analysis) -> Analysis | None:
+        derivation = program.derivation
+        if derivation is None or not isinstance(previous.state, _State):
+            return None
+        before = previous.state
+        analysis, ids = MergeAnalysis(program), before.ids.derived(derivation)
+        dirty_of: dict[str, list[int]] = {}
+        for node in sorted(derivation.dirty):
+            dirty_of.setdefault(program.statements[node].op.name, []).append(node)
+        sections = {}
+        for axis, nodes in self._work(program):
+            key = (program.statements[nodes[0]].op.name, axis)
+            old = before.sections.get(key)
+            sections[key] = (
+                Section.build(analysis, ids, nodes, axis)
+                if old is None
+                else old.derived(before.analysis, analysis, ids, derivation, dirty_of.get(key[0], []))
+            )
+        return self._finish(analysis, ids, sections)
+
+    def _finish(
+        self, analysis: MergeAnalysis, ids: StableIds, sections: dict[tuple[str, str], Section]
+    ) -> Analysis:
+        specs = [spec for section in sections.values() for spec in section.pair_specs(analysis, ids)]
+        return Analysis(
+            LazyMatches(specs, lambda spec: analysis.match(self.name, spec[1:], spec[0])),
+            _State(analysis, ids, sections),
+        )
 
     def analyze_batch(self, program: Program) -> list[Match]:
         analysis = MergeAnalysis(program)

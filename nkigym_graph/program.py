@@ -42,6 +42,7 @@ from nkigym_graph.variables import Param, Variable, build_variables
 from nkigym_graph.verify import check_dependencies, check_returns, check_statements
 
 if TYPE_CHECKING:
+    from nkigym_graph.analysis import Analysis
     from nkigym_graph.derivation import Derivation
 
 
@@ -50,6 +51,7 @@ class Program:
 
     __slots__ = (
         "__weakref__",
+        "_analyses",
         "_data_in",
         "_derivation",
         "_graph",
@@ -87,6 +89,8 @@ class Program:
     _order_in: Sequence[tuple[tuple[int, str], ...]]
     """Per node, its ordering edges ``(earlier node, variable)`` (also where a data edge exists)."""
     _pred: dict[int, tuple[int, ...]]
+    _analyses: dict[tuple[str, type], Analysis]
+    """Transform analyses, filled on demand (``nkigym_graph.analysis``)."""
     _derivation: Derivation | None
     _index: ProgramIndex | None
     _keys: tuple[str, ...] | None
@@ -153,6 +157,7 @@ class Program:
         for slot in ("_index", "_keys", "_hash", "_graph"):
             put(self, slot, None)
         put(self, "_pred", {})
+        put(self, "_analyses", {})
         put(self, "_derivation", derivation)
 
     @classmethod

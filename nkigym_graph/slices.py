@@ -24,7 +24,6 @@ def full(shape: Sequence[int]) -> Slices:
     return tuple((0, int(n)) for n in shape)
 
 
-
 def volume(slices: Slices) -> int:
     """Number of elements the slices cover."""
     n = 1
@@ -60,13 +59,9 @@ def intersection(a: Slices, b: Slices) -> Slices | None:
     return tuple(out)
 
 
-
-
-
 def span(a: Slices, b: Slices) -> Slices:
     """The smallest region covering both."""
     return tuple((min(sa, sb), max(ea, eb)) for (sa, ea), (sb, eb) in zip(a, b, strict=True))
-
 
 
 def format_slices(slices: Slices) -> str:

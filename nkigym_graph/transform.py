@@ -24,6 +24,7 @@ from nkigym_graph.errors import TransformError
 from nkigym_graph.statement import Operand, Statement
 
 if TYPE_CHECKING:
+    from nkigym_graph.analysis import Analysis
     from nkigym_graph.program import Program
 
 
@@ -145,6 +146,19 @@ class Transform:
     def analyze(self, program: Program) -> list[Match]:
         """Every opportunity in ``program`` (frozen matches, each with its edit)."""
         raise NotImplementedError
+
+    def analysis(self, program: Program) -> Analysis:
+        """The analysis ``matches_of`` caches: ``analyze``'s matches, and any state
+        ``reanalysis`` needs. Transforms that update incrementally override both."""
+        from nkigym_graph.analysis import Analysis
+
+        return Analysis(tuple(self.analyze(program)))
+
+    def reanalysis(self, program: Program, previous: Analysis) -> Analysis | None:
+        """``program``'s analysis from its parent's (``previous``; see
+        ``Program.derivation``), or None to analyse in full (the default). Must give
+        the same matches, in the same order, as ``analyze``."""
+        return None
 
     def analyze_batch(self, program: Program) -> list[Match]:
         """Matches for saturation: may be coarser than ``analyze`` (one match doing what

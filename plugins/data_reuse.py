@@ -23,9 +23,35 @@ Found through the index of loads by source: grouping by region, linear.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from nkigym_graph import hookimpl
+from nkigym_graph.analysis import Analysis, LazyMatches, StableIds
 from nkigym_graph.program import Program
+from nkigym_graph.statement import Statement
 from nkigym_graph.transform import Edit, Match, Rename, Transform
+
+Region = tuple
+"""``(source, source slices, tile slices)``: what a load reads and the tile it fills."""
+Spec = tuple[str, int, int]
+"""``(source, duplicate load, first load of the same region)``, in stable ids."""
+
+
+class _Groups(NamedTuple):
+    statements: tuple[Statement, ...]
+    """The analysed program's statements (to find the region of a load that changed)."""
+    ids: StableIds
+    loads: dict[Region, tuple[int, ...]]
+    """Loads of each region (single-writer tiles only), ascending, in stable ids."""
+    specs: list[Spec]
+    """Sorted."""
+
+
+def _region(stmt: Statement) -> Region | None:
+    if stmt.op.name != "load":
+        return None
+    src, dst = stmt.operands
+    return (src.var, src.slices, dst.slices)
 
 
 class DataReuse(Transform):
@@ -34,19 +60,67 @@ class DataReuse(Transform):
     name = "data_reuse"
 
     def analyze(self, program: Program) -> list[Match]:
-        statements = program.statements
-        matches = []
+        return list(self.analysis(program).matches)
+
+    def analysis(self, program: Program) -> Analysis:
+        loads: dict[Region, list[int]] = {}
         for source in sorted(program.index.loads_by_source):
-            first_of: dict[tuple, int] = {}
             for node in program.loads_of(source):
-                src, dst = statements[node].operands
-                if len(program.writers_of(dst.var)) != 1:
-                    continue  # a tile written again later is not a pure copy
-                key = (src.slices, dst.slices)
-                keeper = first_of.setdefault(key, node)
-                if keeper != node:
-                    matches.append(self._match(program, keeper, node))
-        return matches
+                region = self._reusable(program, node)
+                if region is not None:
+                    loads.setdefault(region, []).append(node)
+        groups = {region: tuple(nodes) for region, nodes in loads.items()}
+        specs = sorted(_specs(groups))
+        return self._finish(program, _Groups(program.statements, StableIds.of(program), groups, specs))
+
+    def reanalysis(self, program: Program, previous: Analysis) -> Analysis | None:
+        derivation = program.derivation
+        if derivation is None or not isinstance(previous.state, _Groups):
+            return None
+        before = previous.state
+        ids = before.ids.derived(derivation)
+        dirty, old_of = derivation.dirty, derivation.old_of
+        affected: set[Region] = set()
+        for old in (*derivation.gone, *(old_of[n] for n in dirty)):
+            region = _region(before.statements[old])
+            if region is not None:
+                affected.add(region)
+        joining: dict[Region, list[int]] = {}
+        for node in sorted(dirty):
+            region = self._reusable(program, node)
+            if region is not None:
+                affected.add(region)
+                joining.setdefault(region, []).append(ids.base_of[node])
+        loads = {region: nodes for region, nodes in before.loads.items() if region not in affected}
+        here_of = ids.here_of  # stable ids keep program order: edits that move statements rebuild in full
+        dropped: set[int] = set()
+        rebuilt: dict[Region, tuple[int, ...]] = {}
+        for region in affected:
+            members_before = before.loads.get(region, ())
+            dropped.update(members_before)
+            kept = (n for n in members_before if here_of[n] >= 0 and here_of[n] not in dirty)
+            members = tuple(sorted({*kept, *joining.get(region, ())}))
+            if members:
+                rebuilt[region] = members
+        loads.update(rebuilt)
+        specs = [spec for spec in before.specs if spec[1] not in dropped]
+        specs.extend(_specs(rebuilt))
+        specs.sort()
+        return self._finish(program, _Groups(program.statements, ids, loads, specs))
+
+    def _finish(self, program: Program, groups: _Groups) -> Analysis:
+        here_of = groups.ids.here_of
+        return Analysis(
+            LazyMatches(groups.specs, lambda spec: self._match(program, here_of[spec[2]], here_of[spec[1]])),
+            groups,
+        )
+
+    def _reusable(self, program: Program, node: int) -> Region | None:
+        """The region ``node`` loads, if it is a load filling a tile written only there."""
+        region = _region(program.statements[node])
+        if region is None or len(program.writers_of(program.statements[node].dst.var)) != 1:
+            return None  # a tile written again later is not a pure copy
+        return region
 
     def _match(self, program: Program, keeper: int, duplicate: int) -> Match:
         keep_var = program.statements[keeper].dst.var
@@ -59,6 +133,10 @@ class DataReuse(Transform):
             detail=f"{dup_var} is {keep_var}",
             program_hash=program.canonical_hash,
         )
+
+
+def _specs(loads: dict[Region, tuple[int, ...]]) -> list[Spec]:
+    return [(region[0], node, nodes[0]) for region, nodes in loads.items() for node in nodes[1:]]
 
 
 @hookimpl

@@ -20,7 +20,10 @@ without a return) are left alone: what they compute is their result.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from nkigym_graph import hookimpl
+from nkigym_graph.analysis import Analysis, LazyMatches
 from nkigym_graph.program import Program
 from nkigym_graph.transform import Edit, Match, Transform
 
@@ -31,24 +34,47 @@ class DeadCode(Transform):
     name = "dead_code"
 
     def analyze(self, program: Program) -> list[Match]:
+        return list(self.analysis(program).matches)
+
+    def analysis(self, program: Program) -> Analysis:
+        return self._finish(program, self._dead(program, range(len(program))))
+
+    def reanalysis(self, program: Program, previous: Analysis) -> Analysis | None:
+        derivation = program.derivation
+        if derivation is None or not isinstance(previous.state, tuple):
+            return None
+        new_of, dirty = derivation.new_of, derivation.dirty
+        # a statement turns dead only when a variable it writes loses readers: then it is dirty
+        kept = (new_of[node] for node in previous.state if new_of[node] >= 0)
+        return self._finish(program, {*(n for n in kept if n not in dirty), *self._dead(program, dirty)})
+
+    def _dead(self, program: Program, nodes: Iterable[int]) -> list[int]:
         if program.fragment:
             return []
         live = set(program.returns)
-        matches = []
-        for node, stmt in enumerate(program.statements):
+        variables, statements = program.variables, program.statements
+        dead = []
+        for node in nodes:
+            stmt = statements[node]
             written = [stmt.operands[p].var for p in stmt.op.write_positions]
-            if any(program.variables[v].external or v in live or program.consumers_of(v) for v in written):
-                continue
-            matches.append(
-                Match(
-                    self.name,
-                    (node,),
-                    Edit(remove=frozenset({node})),
-                    detail=f"{', '.join(written)} is never read",
-                    program_hash=program.canonical_hash,
-                )
-            )
-        return matches
+            if not any(variables[v].external or v in live or program.consumers_of(v) for v in written):
+                dead.append(node)
+        return dead
+
+    def _finish(self, program: Program, dead: Iterable[int]) -> Analysis:
+        nodes = tuple(sorted(dead))
+        return Analysis(LazyMatches(nodes, lambda node: self._match(program, node)), nodes)
+
+    def _match(self, program: Program, node: int) -> Match:
+        stmt = program.statements[node]
+        written = [stmt.operands[p].var for p in stmt.op.write_positions]
+        return Match(
+            self.name,
+            (node,),
+            Edit(remove=frozenset({node})),
+            detail=f"{', '.join(written)} is never read",
+            program_hash=program.canonical_hash,
+        )
 
 
 @hookimpl

@@ -29,11 +29,10 @@ TILE = 32
 _OPERAND = re.compile(r"^(input|intermed)(\d+)$")
 
 
-
-
 def tensor_shape(t: int, grid_size: tuple[int, int], dims: Dims) -> tuple[int, int, int]:
     """``(t, rows, cols)`` in elements of a tensor laid out as ``grid x mblock x ublock`` tiles."""
     return (t, grid_size[0] * dims.rows * TILE, grid_size[1] * dims.cols * TILE)
+
 
 @dataclass(frozen=True)
 class Dims:

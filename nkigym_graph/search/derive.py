@@ -12,8 +12,9 @@ for transforms whose ``rewrite`` is the edit-based one of
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
+from nkigym_graph.analysis import matches_of
 from nkigym_graph.driver import apply
 from nkigym_graph.errors import TransformError
 from nkigym_graph.plugin_manager import notify_rewritten
@@ -81,15 +82,40 @@ def backoff(matches: Sequence[Match], halvings: int) -> list[tuple[Match, ...]]:
 MODES = ("single", "batch", "fine")
 
 
-def candidates_of(program: Program, transform: Transform, mode: str) -> list[Candidate]:
+class SingleCandidates(Sequence[Candidate]):
+    """Each match of an analysis alone, built on access (matches may be lazy)."""
+
+    __slots__ = ("matches", "transform")
+
+    def __init__(self, transform: Transform, matches: Sequence[Match]) -> None:
+        self.transform = transform
+        self.matches = matches
+
+    def __len__(self) -> int:
+        return len(self.matches)
+
+    @overload
+    def __getitem__(self, index: int) -> Candidate: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Candidate]: ...
+
+    def __getitem__(self, index: int | slice) -> Candidate | list[Candidate]:
+        if isinstance(index, slice):
+            return [Candidate(self.transform, (m,)) for m in self.matches[index]]
+        return Candidate(self.transform, (self.matches[index],))
+
+
+def candidates_of(program: Program, transform: Transform, mode: str) -> Sequence[Candidate]:
     """The successors ``transform`` offers in ``mode``: ``single``, each match alone;
     ``batch``, one batch of ``analyze_batch`` (coarse matches, when the transform has
     them) and the transform's fixpoint; ``fine``, one batch of ``analyze``'s matches.
-    A transform that cannot batch offers its single matches in every mode."""
+    A transform that cannot batch offers its single matches in every mode. Analyses
+    are cached per snapshot and updated along derivations (``nkigym_graph.analysis``)."""
     if mode == "single" or not edit_based(transform):
-        return [Candidate(transform, (m,)) for m in transform.analyze(program)]
+        return SingleCandidates(transform, matches_of(program, transform))
     if mode == "fine":
-        chosen = tuple(select_non_conflicting(transform.analyze(program)))
+        chosen = tuple(select_non_conflicting(matches_of(program, transform)))
         return [Candidate(transform, chosen)] if chosen else []
     chosen = _batch(program, transform)
     return [Candidate(transform, chosen), Candidate(transform, chosen, saturate=True)] if chosen else []

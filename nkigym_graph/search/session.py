@@ -159,7 +159,7 @@ class Session:
                     deepest = max(deepest, 2 + widest.bit_length())
         return deepest
 
-    def successors_of(self, state: State, transform: Transform, mode: str = "single") -> list[Candidate]:
+    def successors_of(self, state: State, transform: Transform, mode: str = "single") -> Sequence[Candidate]:
         """The candidates ``transform`` offers at ``state`` in ``mode`` (see
         ``nkigym_graph.search.derive.candidates_of``), analysed once per state and mode."""
         key = (transform.name, mode)

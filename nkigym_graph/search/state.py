@@ -11,6 +11,7 @@ the root gives its path.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -53,7 +54,7 @@ class State:
     """``root``, ``sampled`` or ``full``: how it was verified."""
     order: int = 0
     """Discovery order (0 for the root)."""
-    candidates: dict[tuple[str, str], list[Candidate]] = field(default_factory=dict, repr=False)
+    candidates: dict[tuple[str, str], Sequence[Candidate]] = field(default_factory=dict, repr=False)
     """Its successors' candidates by ``(transform name, mode)``, once analysed."""
 
     @property

@@ -56,9 +56,7 @@ def check_memory_layout(memory_layout: str) -> str:
     """Return ``memory_layout`` in lower case if it is one of :data:`MEMORY_LAYOUTS`."""
     layout = memory_layout.lower() if isinstance(memory_layout, str) else memory_layout
     if layout not in MEMORY_LAYOUTS:
-        raise StitchError(
-            f"memory_layout must be one of {', '.join(MEMORY_LAYOUTS)}, got {memory_layout!r}"
-        )
+        raise StitchError(f"memory_layout must be one of {', '.join(MEMORY_LAYOUTS)}, got {memory_layout!r}")
     return layout
 
 

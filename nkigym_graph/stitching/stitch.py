@@ -87,9 +87,7 @@ def _check_weight(spec: WeightSpec, tile_w: int, seen: set[str]) -> np.ndarray:
     seen.add(name)
     array = np.asarray(spec.array)
     if array.ndim != 2 or 0 in array.shape:
-        raise StitchError(
-            f"weight {name!r} must be a non-empty 2-D [K, N] array, got shape {array.shape}"
-        )
+        raise StitchError(f"weight {name!r} must be a non-empty 2-D [K, N] array, got shape {array.shape}")
     if array.dtype.kind in "OSUMm" or array.dtype.names is not None:
         raise StitchError(f"weight {name!r} has non-numeric dtype {array.dtype}")
     if array.shape[1] % tile_w:
@@ -99,9 +97,7 @@ def _check_weight(spec: WeightSpec, tile_w: int, seen: set[str]) -> np.ndarray:
     return array
 
 
-def _common_dtype(
-    names: list[str], arrays: list[np.ndarray], dtype: npt.DTypeLike | None
-) -> np.dtype[Any]:
+def _common_dtype(names: list[str], arrays: list[np.ndarray], dtype: npt.DTypeLike | None) -> np.dtype[Any]:
     if dtype is not None:
         try:
             return np.dtype(dtype)

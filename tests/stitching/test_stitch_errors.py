@@ -34,9 +34,7 @@ def test_empty_weights(weights: Any) -> None:
 
 def test_width_not_a_tile_multiple_names_the_weight() -> None:
     weights = [("a", _w(4, 64)), ("b", _w(4, 40))]
-    with pytest.raises(
-        StitchError, match=r"weight 'b' width 40 is not a multiple of the tile width 32"
-    ):
+    with pytest.raises(StitchError, match=r"weight 'b' width 40 is not a multiple of the tile width 32"):
         stitch_weights(weights)
 
 

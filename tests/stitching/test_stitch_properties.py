@@ -23,10 +23,7 @@ def weight_lists(draw: st.DrawFn) -> tuple[list[tuple[str, np.ndarray]], tuple[i
         )
     )
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    weights = [
-        (f"w{i}", (rng.standard_normal(shape) * 100).astype(dtype))
-        for i, shape in enumerate(shapes)
-    ]
+    weights = [(f"w{i}", (rng.standard_normal(shape) * 100).astype(dtype)) for i, shape in enumerate(shapes)]
     return weights, tile
 
 

@@ -55,9 +55,7 @@ def test_height_sharding(shape: tuple[int, int], tile: tuple[int, int], grid: Gr
         ((32, 32), (32, 32), (4, 4)),
     ],
 )
-def test_block_sharding(
-    shape: tuple[int, int], tile: tuple[int, int], grid: tuple[int, int]
-) -> None:
+def test_block_sharding(shape: tuple[int, int], tile: tuple[int, int], grid: tuple[int, int]) -> None:
     assert shard_shape(shape, tile, "block_sharded", grid) == (
         _covering(shape[0], tile[0], grid[0]),
         _covering(shape[1], tile[1], grid[1]),

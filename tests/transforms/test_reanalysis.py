@@ -1,0 +1,54 @@
+"""Analyses updated along derivations equal analyses done in full."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from transforms.test_transforms_properties import TRANSFORMS, tiled_cases
+
+import nkigym_graph as ng
+from nkigym_graph.analysis import analysis_of, matches_of
+from nkigym_graph.synthetic import tiled_matmul
+
+INCREMENTAL = ["data_reuse", "operand_merge", "free_dim_merge", "dead_code"]
+
+
+def assert_reanalysis_is_analysis(program: ng.Program, name: str) -> None:
+    transform = ng.get_transform(name)
+    assert list(matches_of(program, transform)) == transform.analyze(program)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiled_cases(), st.lists(st.tuples(st.sampled_from(TRANSFORMS), st.integers(0, 10**6)), max_size=10))
+def test_updated_analyses_equal_full_ones(case, steps) -> None:
+    program = case[0]
+    for name in INCREMENTAL:
+        matches_of(program, ng.get_transform(name))  # known at the root: updated from here on
+    for transform, pick in steps:
+        matches = matches_of(program, ng.get_transform(transform))
+        if not matches:
+            continue
+        program = ng.apply(program, transform, matches[pick % len(matches)])
+        for name in INCREMENTAL:
+            assert_reanalysis_is_analysis(program, name)
+
+
+@pytest.mark.parametrize("name", INCREMENTAL)
+def test_a_derived_snapshot_updates_its_parents_analysis(name: str) -> None:
+    program = tiled_matmul(512, 256, 512)
+    transform = ng.get_transform(name)
+    calls = []
+    original = type(transform).analysis
+
+    class Counting(type(transform)):  # type: ignore[misc]
+        def analysis(self, program):  # type: ignore[no-untyped-def]
+            calls.append(program)
+            return original(self, program)
+
+    counting = Counting()
+    analysis_of(program, counting)
+    reuse = ng.get_transform("data_reuse")
+    child = ng.apply(program, reuse, reuse.analyze(program)[0])
+    assert list(matches_of(child, counting)) == transform.analyze(child)
+    assert calls == [program]  # the child's came from the parent's
