@@ -31,9 +31,9 @@ from machine import in_subprocess, peak_rss_mib, write_results
 
 import nkigym_graph as ng
 import nkigym_graph_plugins.trn2_cost as trn2_cost
+from nkigym_graph.analysis import matches_of
 from nkigym_graph.cost import cost_models
 from nkigym_graph.search import Verifier, search
-from nkigym_graph.search.derive import candidates
 from nkigym_graph.synthetic import tiled_matmul
 
 SEED_CASE = "random_1024"
@@ -100,8 +100,10 @@ def run_case(name: str) -> dict[str, Any]:
     return record
 
 
-def per_state_costs(root: ng.Program, steps: int = 8) -> dict[str, float]:
-    """Milliseconds per state of each part of the work, along a path of single rewrites."""
+def per_state_costs(root: ng.Program, steps: int = 16) -> dict[str, float]:
+    """Milliseconds per state of each part of the work, along a path of single rewrites,
+    as the search does it: analyses updated from the parent's, matches built on demand,
+    snapshots derived from their parent."""
     model = cost_models()["trn2"]
     verifier = Verifier(root)
     transforms = [ng.get_transform(n) for n in ("data_reuse", "operand_merge", "dead_code")]
@@ -109,13 +111,15 @@ def per_state_costs(root: ng.Program, steps: int = 8) -> dict[str, float]:
         ("analysis (3 transforms)", "rewrite (new snapshot)", "canonical hash", "cost", "verify"), 0.0
     )
     program = root
-    for _ in range(steps):
+    for transform in transforms:
+        matches_of(program, transform)  # the root's analyses, as the search has them
+    for step in range(steps):
         clock = time.perf_counter()
-        found = candidates(program, transforms)
+        found = [(t, matches_of(program, t)) for t in transforms]
         totals["analysis (3 transforms)"] += time.perf_counter() - clock
-        chosen = found[len(found) // 2]
+        transform, matches = next(f for f in found[step % 2 :] if len(f[1]))
         clock = time.perf_counter()
-        program = ng.apply(program, chosen.transform, chosen.matches[0])
+        program = ng.apply(program, transform, matches[len(matches) // 2])
         totals["rewrite (new snapshot)"] += time.perf_counter() - clock
         for part, work in (
             ("canonical hash", lambda p: p.canonical_hash),

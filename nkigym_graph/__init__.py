@@ -6,6 +6,7 @@ The IR is an immutable, verified DAG snapshot (``Program``) on networkx.
 """
 
 from nkigym_graph import nki_sim
+from nkigym_graph.analysis import Analysis, LazyMatches, StableIds, matches_of
 from nkigym_graph.backend import Artifact, Backend, backends, emit, emit_artifact
 from nkigym_graph.buda import (
     Netlist,
@@ -18,6 +19,7 @@ from nkigym_graph.buda import (
 )
 from nkigym_graph.canonical_hash import node_keys
 from nkigym_graph.cost import CostModel, CostReport, estimate
+from nkigym_graph.derivation import Derivation
 from nkigym_graph.dot import to_dot, write_dot
 from nkigym_graph.driver import analyze, apply, explain, get_transform, saturate, saturate_steps, transforms
 from nkigym_graph.errors import (
@@ -81,13 +83,16 @@ __all__ = [
     "TRN1",
     "TRN2",
     "WORMHOLE_B0",
+    "Analysis",
     "Artifact",
     "Backend",
     "CircularBufferCount",
     "CircularBufferError",
     "CostModel",
     "CostReport",
+    "Derivation",
     "Edit",
+    "LazyMatches",
     "Match",
     "NKISimulationError",
     "Netlist",
@@ -105,6 +110,7 @@ __all__ = [
     "SearchResult",
     "SimulationReport",
     "Simulator",
+    "StableIds",
     "Statement",
     "StitchError",
     "StitchMetadata",
@@ -139,6 +145,7 @@ __all__ = [
     "hookimpl",
     "interpret",
     "load_netlist",
+    "matches_of",
     "nc_matmul",
     "nc_transpose",
     "nki_sim",

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from nkigym_graph.dependencies import Dependencies, Use, build_dependencies
 from nkigym_graph.statement import Statement
-from nkigym_graph.variables import PARAM, Variable, check_arity, record_write
+from nkigym_graph.variables import Variable, check_arity, record_write
 from nkigym_graph.verify import Describe, check_dependencies, check_returns, check_statements
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ def derive_program(
         touched |= _mentioned(old_statements[old])
     for new in changed:
         touched |= _mentioned(statements[new])
-    params = {name for name, info in parent.variables.items() if info.kind == PARAM}
+    params = {param.name for param in parent.params}
     tracked = touched - params
     nodes = _mentioning(parent, tracked, new_of, edited, changed)
 

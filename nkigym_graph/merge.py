@@ -39,6 +39,8 @@ from nkigym_graph.statement import Operand
 from nkigym_graph.transform import Edit, Match, Rename
 from nkigym_graph.variables import INTERMEDIATE
 
+Member = tuple[int, int, int]
+"""A statement in a merge group: ``(start along the axis, node, end along the axis)``."""
 Side = tuple[int, int | None, bool]
 """``(operand position, dimension carrying the axis or None, defines a fresh tile)``."""
 
@@ -69,6 +71,8 @@ class MergeAnalysis:
         self._identities: dict[Operand, tuple] = {}
         self._sides: dict[tuple[int, str], tuple[Side, ...]] = {}
         self._loaded: dict[str, tuple[str, Slices] | None] = {}
+        self._sizes: dict[tuple[int, str], int] = {}
+        self._limits: dict[tuple[Op, str, int], str | None] = {}
 
     def loaded(self, var: str) -> tuple[str, Slices] | None:
         """``(parameter, slices)`` a tile holds when one load fills it and nothing else writes it."""
@@ -139,22 +143,57 @@ class MergeAnalysis:
 
     def size(self, node: int, axis: str) -> int:
         """Extent of ``axis`` in statement ``node``."""
-        stmt = self.program.statements[node]
-        for position, dim, _ in self.sides(node, axis):
-            if dim is not None:
-                start, stop = stmt.operands[position].slices[dim]
-                return stop - start
-        return 0
+        key = (node, axis)
+        found = self._sizes.get(key)
+        if found is None:
+            found = 0
+            stmt = self.program.statements[node]
+            for position, dim, _ in self.sides(node, axis):
+                if dim is not None:
+                    start, stop = stmt.operands[position].slices[dim]
+                    found = stop - start
+                    break
+            self._sizes[key] = found
+        return found
 
     # -- candidates ---------------------------------------------------------------------
-    def groups(self, nodes: Iterable[int], axis: str) -> list[list[int]]:
-        """Nodes sharing a signature, each group sorted by ``axis`` coordinate."""
-        found: dict[tuple, list[tuple[int, int]]] = {}
+    def groups(self, nodes: Iterable[int], axis: str) -> list[list[Member]]:
+        """The members of each group of nodes sharing a signature, sorted."""
+        found: dict[tuple, list[Member]] = {}
         for node in nodes:
             sig = self.signature(node, axis)
             if sig is not None:
-                found.setdefault(sig[0], []).append((sig[1], node))
-        return [[node for _, node in sorted(members)] for members in found.values() if len(members) > 1]
+                found.setdefault(sig[0], []).append((sig[1], node, sig[1] + self.size(node, axis)))
+        return [sorted(members) for members in found.values() if len(members) > 1]
+
+    def chains(self, members: Sequence[Member], axis: str) -> list[list[int]]:
+        """Maximal chains of adjacent statements in a sorted group.
+
+        Where several statements start at one coordinate (the same region loaded once
+        per row block), the k-th of them in program order continues the k-th of those
+        ending there: chains stay within a block instead of jumping between blocks.
+        """
+        level: dict[int, list[int]] = {}
+        for start, node, _ in members:
+            level.setdefault(start, []).append(node)
+        for nodes in level.values():
+            nodes.sort()
+        rank = {node: k for nodes in level.values() for k, node in enumerate(nodes)}
+        successor: dict[int, int] = {}
+        for _, node, end in members:
+            following = level.get(end, ())
+            k = rank[node]
+            if k < len(following) and self.adjacent(node, following[k], axis):
+                successor[node] = following[k]
+        start_of = {node: start for start, node, _ in members}
+        heads = sorted(set(successor) - set(successor.values()), key=lambda n: (start_of[n], n))
+        out = []
+        for head in heads:
+            chain = [head]
+            while chain[-1] in successor:
+                chain.append(successor[chain[-1]])
+            out.append(chain)
+        return out
 
     def adjacent(self, lower: int, upper: int, axis: str) -> bool:
         """Whether every non-fresh ``axis`` range of ``lower`` ends where ``upper``'s starts."""
@@ -164,27 +203,24 @@ class MergeAnalysis:
                 return False
         return True
 
-    def runs(self, group: Sequence[int], axis: str) -> list[list[int]]:
-        """Maximal runs of adjacent statements in a sorted group."""
-        out: list[list[int]] = [[group[0]]]
-        for lower, upper in itertools.pairwise(group):
-            if self.adjacent(lower, upper, axis):
-                out[-1].append(upper)
-            else:
-                out.append([upper])
-        return [run for run in out if len(run) > 1]
-
     # -- rules 4 and 5 ------------------------------------------------------------------
     def limit_blocker(self, members: Sequence[int], axis: str) -> str | None:
         """The limit message if the merged size is too large, else None."""
+        op = self.program.statements[members[0]].op
+        return self.size_blocker(op, axis, sum(self.size(n, axis) for n in members))
+
+    def size_blocker(self, op: Op, axis: str, total: int) -> str | None:
+        """The limit message if ``op`` may not be ``total`` wide along ``axis``, else None."""
         program = self.program
-        op = program.statements[members[0]].op
-        total = sum(self.size(n, axis) for n in members)
-        if op.can_merge_dim(axis, total, program.target):
-            return None
-        return (
-            f"{op.name} {axis} would be {total} > {op.limit(axis, program.target)} on {program.target.name}"
-        )
+        key = (op, axis, total)
+        if key not in self._limits:
+            self._limits[key] = (
+                None
+                if op.can_merge_dim(axis, total, program.target)
+                else f"{op.name} {axis} would be {total} > {op.limit(axis, program.target)} on "
+                f"{program.target.name}"
+            )
+        return self._limits[key]
 
     def dependency_blocker(self, members: Sequence[int]) -> str | None:
         """Whether one member reaches another (walking back from each, never below the first)."""
@@ -212,16 +248,17 @@ class MergeAnalysis:
         """Every mergeable adjacent pair (the seeds' unit of merging)."""
         out = []
         for group in self.groups(nodes, axis):
-            for lower, upper in itertools.pairwise(group):
-                if self.adjacent(lower, upper, axis) and self.blocker((lower, upper), axis) is None:
-                    out.append(self.match(transform, (lower, upper), axis))
+            for chain in self.chains(group, axis):
+                for lower, upper in itertools.pairwise(chain):
+                    if self.blocker((lower, upper), axis) is None:
+                        out.append(self.match(transform, (lower, upper), axis))
         return out
 
     def run_matches(self, transform: str, nodes: Iterable[int], axis: str) -> list[Match]:
         """Runs of adjacent statements cut into chunks within the limit, one match each."""
         out = []
         for group in self.groups(nodes, axis):
-            for run in self.runs(group, axis):
+            for run in self.chains(group, axis):
                 for chunk in self._chunks(run, axis):
                     if self.dependency_blocker(chunk) is None:
                         out.append(self.match(transform, chunk, axis))

@@ -1,4 +1,4 @@
-"""``data_reuse``: loads of the same region of the same source collapse to the first;
+"""``data_reuse``: loads of the same region of the same source collapse to one;
 readers of the others read it instead.
 
 Before::
@@ -18,7 +18,12 @@ After (``tensor_3`` replaced by ``tensor_0``)::
     tensor_4 = b[0:128, 128:256]
     tensor_5 = nkigym.nc_matmul(tensor_0, tensor_4)
 
-Found through the index of loads by source: grouping by region, linear.
+Each match absorbs a load into the previous load of its region, so a batch of
+non-conflicting matches halves the loads of every region while keeping each tile live
+only until the next use (``analyze``: what a search steps through, doubling reuse while
+on-chip memory allows); ``analyze_batch`` absorbs every load into the first of its
+region at once (what saturation applies). Found through the index of loads by source:
+grouping by region, linear.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from nkigym_graph.transform import Edit, Match, Rename, Transform
 Region = tuple
 """``(source, source slices, tile slices)``: what a load reads and the tile it fills."""
 Spec = tuple[str, int, int]
-"""``(source, duplicate load, first load of the same region)``, in stable ids."""
+"""``(source, duplicate load, the previous load of the same region)``, in stable ids."""
 
 
 class _Groups(NamedTuple):
@@ -61,6 +66,11 @@ class DataReuse(Transform):
 
     def analyze(self, program: Program) -> list[Match]:
         return list(self.analysis(program).matches)
+
+    def analyze_batch(self, program: Program) -> list[Match]:
+        loads = self.analysis(program).state.loads  # positions: a fresh analysis is its own base
+        firsts = sorted((region[0], node, nodes[0]) for region, nodes in loads.items() for node in nodes[1:])
+        return [self._match(program, first, node) for _, node, first in firsts]
 
     def analysis(self, program: Program) -> Analysis:
         loads: dict[Region, list[int]] = {}
@@ -136,7 +146,9 @@ class DataReuse(Transform):
 
 
 def _specs(loads: dict[Region, tuple[int, ...]]) -> list[Spec]:
-    return [(region[0], node, nodes[0]) for region, nodes in loads.items() for node in nodes[1:]]
+    return [
+        (region[0], nodes[k], nodes[k - 1]) for region, nodes in loads.items() for k in range(1, len(nodes))
+    ]
 
 
 @hookimpl
