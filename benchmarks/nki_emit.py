@@ -37,7 +37,6 @@ def measure(size: int) -> dict[str, Any]:
     import nkigym_graph as ng
     from nkigym_graph.nki_sim import simulate
 
-
     def matmul(a: object, b: object) -> object:
         return ng.nc_matmul(a, b)
 

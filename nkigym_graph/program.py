@@ -390,6 +390,13 @@ class Program:
         """The data ``dst`` reads from ``src`` (empty for a pure ordering edge)."""
         return tuple(use for s, use in self._data_in[dst] if s == src)
 
+    @property
+    def incoming(self) -> tuple[Sequence[tuple[tuple[int, Use], ...]], Sequence[tuple[tuple[int, str], ...]]]:
+        """Per statement, its incoming data edges ``(source, use)`` and ordering edges
+        ``(source, variable)`` (an ordering edge may repeat a data edge's source): the
+        snapshot's own lists, for whole-program passes that need sources only."""
+        return self._data_in, self._order_in
+
     def pred_of(self, node: int) -> tuple[int, ...]:
         """Every node ``node`` depends on directly (data or ordering), ascending."""
         found = self._pred.get(node)

@@ -21,29 +21,40 @@ queues, respecting the DAG (``nkigym_graph.cost.schedule``); the modeled time is
 critical path. Feasibility: the peak live SBUF and PSUM bytes per partition over the
 statement order (a tile lives from its definition to its last use; matmul and
 transpose results live in PSUM) must fit the target's capacities.
+
+Search prices thousands of programs that share most statements: a statement's price is
+kept by node key (``PriceTable``), so a new state prices only its new statements, and
+the rest of an estimate is a few passes over columns (rows gathered with numpy, one
+scheduling loop, one liveness sweep).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+import operator
+from collections.abc import Callable, Hashable, Mapping
+from itertools import accumulate, chain, compress, count, repeat
+from operator import itemgetter
 from typing import Any, NamedTuple
+
+import numpy as np
 
 from nkigym_graph import hookimpl
 from nkigym_graph.cost import (
     CostModelError,
     CostReport,
-    Interval,
+    Schedule,
     Task,
     dtype_of,
     itemsize,
-    list_schedule,
-    peak_usage,
+    node_schedule,
+    peak_live,
 )
+from nkigym_graph.cost.schedule import Edges
 from nkigym_graph.program import Program
 from nkigym_graph.slices import Slices, volume
 from nkigym_graph.statement import Statement
-from nkigym_graph.variables import INTERMEDIATE
+from nkigym_graph.variables import INTERMEDIATE, PARAM
 
 RESULT_DTYPE = {"nc_matmul": "float32", "nc_transpose": "float32"}
 """Ops whose result dtype is fixed: the Tensor Engine writes fp32 into PSUM."""
@@ -111,6 +122,23 @@ class Pricing:
         """The dtype of ``var`` (found on demand: most statements are priced from the cache)."""
         found = self.dtypes.get(var)
         return found if found is not None else dtype_of(self.program, var, RESULT_DTYPE, self.dtypes)
+
+    def kind(self, var: str) -> str | None:
+        """``param``, ``output`` or ``intermediate`` (None: not a variable of the program)."""
+        info = self.program.variables.get(var)
+        return None if info is None else info.kind
+
+    def shape(self, stmt: Statement) -> Hashable:
+        """All a price depends on besides the target: the op, attributes, slices, and the
+        dtype and kind of each operand."""
+        op = stmt.op
+        return (
+            op.name,
+            op.engine,
+            stmt.attrs,
+            stmt.accumulate,
+            tuple((slices, self.dtype(var), self.kind(var)) for var, slices in stmt.operands),
+        )
 
     def dma_seconds(self, data: Slices, dtype: str) -> float:
         """Seconds moving the tile ``data`` (the fixed cost aside; see the module docstring)."""
@@ -191,6 +219,17 @@ WORK_BY_ENGINE: Mapping[str, Callable[[Statement, Pricing], Work]] = {
 }
 
 
+class Eviction(NamedTuple):
+    """A PSUM tile an engine that reads SBUF only may read: a Vector Engine copy first."""
+
+    position: int
+    """The operand read."""
+    seconds: float
+    """What the copy costs."""
+    tile: bool
+    """The operand is an on-chip tile (else an output a fragment writes)."""
+
+
 class Price(NamedTuple):
     """One statement's task on its engine, and what it accounts for."""
 
@@ -200,130 +239,343 @@ class Price(NamedTuple):
     bytes: int
     """Bytes moved between HBM and on-chip memory."""
     peak_dtype: str | None
+    """Input dtype of a Tensor Engine matmul doing work (None otherwise)."""
     buffer: str
     """Where the tile it writes lives: ``sbuf`` or ``psum``."""
     tile_bytes: int
     """Bytes per partition of the tile it writes, as the statement defines it."""
+    evictions: tuple[Eviction, ...]
+    """Operands that may be PSUM tiles (``in_context`` drops tiles no Tensor Engine work
+    precedes); the program's variable table decides."""
+    after_tensor: bool = False
+    """It or a statement it depends on (directly or not) runs on the Tensor Engine."""
 
 
-PriceKey = tuple[tuple[str, ...], str]
-"""The program's signature (target, dtypes of its HBM tensors) and the statement's canonical
-node key (op, attributes, slices and, through its producers, the dtypes of its operands)."""
+def price(stmt: Statement, pricing: Pricing) -> Price:
+    """What ``stmt`` costs (see the module docstring), out of context (``after_tensor``
+    unset, every operand that may be a PSUM tile listed)."""
+    op = stmt.op
+    work_of = WORK_BY_OP.get(op.name) or WORK_BY_ENGINE.get(op.engine)
+    if work_of is None:
+        raise CostModelError(f"the trn2 cost model has no entry for op {op.name!r} (engine {op.engine})")
+    work = work_of(stmt, pricing)
+    dst = stmt.operands[op.write_positions[0]]
+    shape = tuple(stop for _, stop in dst.slices)
+    tile_bytes = (math.prod(shape[1:]) if len(shape) > 1 else 1) * itemsize(pricing.dtype(dst.var))
+    evictions: tuple[Eviction, ...] = ()
+    if op.engine in READS_SBUF_ONLY:
+        kinds = {p: pricing.kind(stmt.operands[p].var) for p in op.read_positions}
+        evictions = tuple(
+            Eviction(p, _eviction_seconds(stmt.operands[p].slices, pricing.facts), kind == INTERMEDIATE)
+            for p, kind in kinds.items()
+            if kind not in (None, PARAM)  # only what the program writes can be in PSUM
+        )
+    return Price(
+        "" if op.engine == "none" else op.engine,
+        work.seconds,
+        work.flops,
+        work.bytes,
+        work.peak_dtype if work.flops else None,
+        BUFFER_OF_ENGINE.get(op.engine, "sbuf"),
+        tile_bytes,
+        evictions,
+    )
+
+
+def _eviction_seconds(slices: Slices, facts: Mapping[str, Any]) -> float:
+    """A Vector Engine copy of a PSUM tile region into SBUF."""
+    cycles = _free(slices) + facts["vector_fixed_cycles"]
+    return float(cycles / facts["vector_engine_hz"])
+
+
+def in_context(base: Price, program: Program, node: int, priced: Callable[[int], Price]) -> Price:
+    """``base``, the price of statement ``node`` out of context, in ``program`` (whose
+    statements before ``node`` are ``priced``): ``after_tensor`` set, and only the
+    evictions of tiles that Tensor Engine work may have written. A tile is PSUM if its
+    defining statement runs on the Tensor Engine, and every write (so every producer of
+    a read) of a tile depends on its definition; so a tile read whose producers follow no
+    Tensor Engine work is in SBUF. Both depend only on the statement's ancestry, which
+    its node key fixes."""
+    data, order = _edges(program)
+    after_tensor = base.engine == "tensor" or any(
+        priced(src).after_tensor for src, _ in chain(data[node], order[node])
+    )
+    evictions = base.evictions
+    if evictions:
+        producers = program.producers(node)
+        evictions = tuple(
+            e
+            for e in evictions
+            if not e.tile or any(priced(src).after_tensor for src, at in producers if at == e.position)
+        )
+    if after_tensor == base.after_tensor and evictions == base.evictions:
+        return base
+    return base._replace(evictions=evictions, after_tensor=after_tensor)
+
+
+# -- prices of a program -------------------------------------------------------------------
+class Survey(NamedTuple):
+    """What ``estimate`` needs from a program's variable table."""
+
+    signature: tuple[str, ...]
+    """Target and HBM tensors (name, kind, dtype): with a node key, it fixes a price."""
+    tiles: list[str]
+    """Every on-chip intermediate."""
+    starts: list[int]
+    """The statement defining each of ``tiles``."""
+    written: list[tuple[str, int | None]]
+    """``(name, defining statement)`` of every HBM tensor the program writes (outputs)."""
+
+
+def survey(program: Program) -> Survey:
+    """The ``Survey`` of ``program``."""
+    infos = program.variables.values()
+    on_chip = [info.kind == INTERMEDIATE for info in infos]
+    hbm = list(compress(infos, map(operator.not_, on_chip)))
+    signature = (program.target.name, *sorted(f"{v.name}:{v.kind}:{v.dtype}" for v in hbm))
+    return Survey(
+        signature,
+        list(compress(map(NAME, infos), on_chip)),
+        list(compress(map(DEFINED_BY, infos), on_chip)),
+        [(v.name, v.defined_by) for v in hbm if v.kind != PARAM],
+    )
+
+
+NAME, DEFINED_BY = itemgetter(0), itemgetter(4)
+"""Columns of a ``Variable``."""
+
+
+class Columns(NamedTuple):
+    """A ``PriceTable``'s numbers, one entry per row, as arrays (gathered per statement)."""
+
+    queue: np.ndarray
+    """Index of the engine in ``PriceTable.engines`` (0: none)."""
+    seconds: np.ndarray
+    flops: np.ndarray
+    bytes: np.ndarray
+    tile_bytes: np.ndarray
+    buffer: np.ndarray
+    """Index of the buffer in ``PriceTable.buffers``."""
+    evicts: np.ndarray
+    """Whether the row lists evictions."""
+
+
+class PriceTable:
+    """Prices of the statements of programs of one signature (``Survey``): each distinct
+    price is a row (a tiled program repeats a few), found by node key (the op,
+    attributes, slices and, through its producers, operand dtypes and the statement's
+    ancestry) and computed by shape (``Pricing.shape``: all a price out of context
+    depends on). Search states share most statements, so a state prices only its new
+    node keys; the rest is array gathers over the rows."""
+
+    def __init__(self) -> None:
+        self.row_of_key: dict[str, int] = {}
+        self.by_shape: dict[Hashable, Price] = {}
+        self.prices: list[Price] = []
+        """Row -> price."""
+        self.engines: list[str] = [""]
+        self.buffers: list[str] = []
+        self._row_of_price: dict[Price, int] = {}
+        self._columns: Columns | None = None
+
+    def rows(self, program: Program) -> np.ndarray:
+        """The row of every statement of ``program``, pricing the new ones."""
+        keys = program.node_keys
+        rows = np.fromiter(map(self.row_of_key.get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
+        missing = np.flatnonzero(rows < 0).tolist()
+        if missing:
+            pricing = Pricing(program)
+            prices = self.prices
+
+            def priced(node: int) -> Price:
+                return prices[rows[node]]
+
+            for node in missing:
+                stmt = program.statements[node]
+                shape = pricing.shape(stmt)
+                base = self.by_shape.get(shape)
+                if base is None:
+                    base = self.by_shape[shape] = price(stmt, pricing)
+                rows[node] = self.row_of_key[keys[node]] = self._row(in_context(base, program, node, priced))
+        return rows
+
+    def _row(self, found: Price) -> int:
+        row = self._row_of_price.get(found)
+        if row is None:
+            row = self._row_of_price[found] = len(self.prices)
+            self.prices.append(found)
+            self._columns = None
+        return row
+
+    @property
+    def columns(self) -> Columns:
+        """The rows' numbers as arrays."""
+        if self._columns is None:
+            prices = self.prices
+            for p in prices:
+                for names, name in ((self.engines, p.engine), (self.buffers, p.buffer)):
+                    if name not in names:
+                        names.append(name)
+            self._columns = Columns(
+                np.array([self.engines.index(p.engine) for p in prices], dtype=np.int64),
+                np.array([p.seconds for p in prices], dtype=np.float64),
+                np.array([p.flops for p in prices], dtype=np.int64),
+                np.array([p.bytes for p in prices], dtype=np.int64),
+                np.array([p.tile_bytes for p in prices], dtype=np.int64),
+                np.array([self.buffers.index(p.buffer) for p in prices], dtype=np.int64),
+                np.array([bool(p.evictions) for p in prices], dtype=bool),
+            )
+        return self._columns
+
+
 _PRICE_CACHE_LIMIT = 200_000
+"""Node keys a cost model keeps prices of (all are dropped past this)."""
 
 
+class PriceMemo:
+    """A ``PriceTable`` per signature, dropped whole when they hold too many keys."""
+
+    def __init__(self, limit: int = _PRICE_CACHE_LIMIT) -> None:
+        self.limit = limit
+        self.tables: dict[tuple[str, ...], PriceTable] = {}
+
+    def table(self, signature: tuple[str, ...]) -> PriceTable:
+        """The table of programs of ``signature``."""
+        if sum(len(t.row_of_key) for t in self.tables.values()) > self.limit:
+            self.tables.clear()
+        found = self.tables.get(signature)
+        if found is None:
+            found = self.tables[signature] = PriceTable()
+        return found
+
+
+# -- liveness ---------------------------------------------------------------------------
+class Tiles(NamedTuple):
+    """A program's on-chip tiles, as columns."""
+
+    names: list[str]
+    starts: np.ndarray
+    """Defining statements."""
+    ends: np.ndarray
+    """Last uses (reads or writes)."""
+    sizes: np.ndarray
+    """Bytes per partition."""
+    buffers: np.ndarray
+    """Index of the buffer (``PriceTable.buffers``)."""
+
+    @classmethod
+    def of(cls, program: Program, found: Survey, rows: np.ndarray, table: PriceTable) -> Tiles:
+        """The tiles ``survey`` found, sized and placed by their defining statements."""
+        starts = np.array(found.starts, dtype=np.int64)
+        defining = rows[starts]
+        columns = table.columns
+        return cls(
+            found.tiles,
+            starts,
+            _last_uses(program, found.tiles),
+            columns.tile_bytes[defining],
+            columns.buffer[defining],
+        )
+
+    def named_in(self, buffer: int) -> set[str]:
+        """The names of the tiles living in ``buffer``."""
+        return set(compress(self.names, (self.buffers == buffer).tolist()))
+
+    def peak(self, buffer: int) -> tuple[int, int, int] | None:
+        """The peak live bytes per partition of ``buffer``, the first statement where it
+        occurs and how many tiles are live there (None if no tile lives there)."""
+        held = self.buffers == buffer
+        if not held.any():
+            return None
+        starts, ends = self.starts[held], self.ends[held]
+        used, node = peak_live(starts, ends, self.sizes[held])
+        return used, node, int(np.count_nonzero((starts <= node) & (node <= ends)))
+
+
+def _last_uses(program: Program, names: list[str]) -> np.ndarray:
+    """The last statement mentioning each of ``names`` (without a Python-level loop: the
+    last operand mentioning each variable, then the statement holding that operand)."""
+    operands = list(map(OPERANDS, program.statements))
+    last = dict(zip(map(VAR, chain.from_iterable(operands)), count(), strict=False))
+    ends = np.fromiter(accumulate(map(len, operands)), dtype=np.int64, count=len(operands))
+    flat = np.fromiter(map(last.__getitem__, names), dtype=np.int64, count=len(names))
+    return np.searchsorted(ends, flat, side="right")
+
+
+OPERANDS, VAR = itemgetter(1), itemgetter(0)
+"""The operands of a ``Statement``; the variable of an ``Operand``."""
+
+
+# -- the model ----------------------------------------------------------------------------
 class Trn2CostModel:
     """The analytic Trainium2 cost model (see the module docstring)."""
 
     name = "trn2"
 
     def __init__(self) -> None:
-        self._prices: dict[PriceKey, Price] = {}
-        """Prices of statements already seen (search states share most statements)."""
-
-    def _price(self, program: Program, node: int, pricing: Pricing) -> Price:
-        stmt = program.statements[node]
-        op = stmt.op
-        work_of = WORK_BY_OP.get(op.name) or WORK_BY_ENGINE.get(op.engine)
-        if work_of is None:
-            raise CostModelError(f"the trn2 cost model has no entry for op {op.name!r} (engine {op.engine})")
-        work = work_of(stmt, pricing)
-        dst = stmt.operands[op.write_positions[0]]
-        shape = tuple(stop for _, stop in dst.slices)
-        tile_bytes = (math.prod(shape[1:]) if len(shape) > 1 else 1) * itemsize(pricing.dtype(dst.var))
-        engine = "" if op.engine == "none" else op.engine
-        buffer = BUFFER_OF_ENGINE.get(op.engine, "sbuf")
-        return Price(engine, work.seconds, work.flops, work.bytes, work.peak_dtype, buffer, tile_bytes)
+        self._memo = PriceMemo()
 
     def estimate(self, program: Program) -> CostReport:
         facts = _facts(program)
-        signature = (
-            program.target.name,
-            *sorted(f"{n}:{v.dtype}" for n, v in program.variables.items() if v.dtype),
+        found = survey(program)
+        table = self._memo.table(found.signature)
+        rows = table.rows(program)
+        columns = table.columns
+        tiles = Tiles.of(program, found, rows, table)
+        psum = _psum(program, found, tiles, rows, table)
+        schedule = node_schedule(
+            columns.queue[rows].tolist(),
+            table.engines,
+            columns.seconds[rows].tolist(),
+            *_edges(program),
+            _evictions(program, rows, table, psum),
         )
-        prices = self._prices
-        pricing: Pricing | None = None
-        pred = program.graph.pred
-        tasks: list[Task] = []
-        task_of: list[int] = []
-        buffer_of: dict[str, str] = {}
-        last_use: dict[str, int] = {}
-        tile_bytes: list[int] = []
-        flops = moved = 0
-        peak_dtypes: set[str] = set()
-        for node, (stmt, node_key) in enumerate(zip(program.statements, program.node_keys, strict=True)):
-            operands = stmt.operands
-            for operand in operands:
-                last_use[operand.var] = node
-            price = prices.get((signature, node_key))
-            if price is None:
-                pricing = pricing or Pricing(program)
-                price = self._price(program, node, pricing)
-                if len(prices) >= _PRICE_CACHE_LIMIT:
-                    prices.clear()
-                prices[(signature, node_key)] = price
-            deps = [task_of[p] for p in pred[node]]
-            op = stmt.op
-            if price.engine in READS_SBUF_ONLY:
-                for position in op.read_positions:
-                    if buffer_of.get(operands[position].var) == "psum":
-                        deps.append(_eviction(program, node, position, task_of, tasks, facts))
-            if price.flops:
-                flops += price.flops
-                if price.peak_dtype is not None:
-                    peak_dtypes.add(price.peak_dtype)
-            moved += price.bytes
-            dst = operands[op.write_positions[0]].var
-            if dst not in buffer_of:
-                buffer_of[dst] = price.buffer
-            tile_bytes.append(price.tile_bytes)
-            task_of.append(len(tasks))
-            tasks.append(Task(price.engine, price.seconds, tuple(deps)))
-        schedule = list_schedule(tasks)
+        uses = np.bincount(rows, minlength=len(table.prices))
+        dtypes = {table.prices[row].peak_dtype for row in np.flatnonzero(uses).tolist()}
+        peak_dtypes = [d for d in dtypes if d is not None]
         peak = max((peak_flops(facts, d) for d in peak_dtypes), default=peak_flops(facts, "bfloat16"))
-        intervals = [
-            Interval(name, buffer_of[name], tile_bytes[start], start, last_use[name])
-            for name, info in program.variables.items()
-            if info.kind == INTERMEDIATE and (start := info.defined_by) is not None
-        ]
-        return self._report(program, facts, schedule.seconds, schedule.busy, moved, flops, peak, intervals)
+        moved, flops = int(uses @ columns.bytes), int(uses @ columns.flops)
+        return self._report(program, facts, schedule, moved, flops, peak, tiles, table.buffers)
 
     def _report(
         self,
         program: Program,
         facts: Mapping[str, Any],
-        seconds: float,
-        busy: Mapping[str, float],
+        schedule: Schedule,
         moved: int,
         flops: int,
         peak: float,
-        intervals: list[Interval],
+        tiles: Tiles,
+        buffers: list[str],
     ) -> CostReport:
         target = program.target
-        peaks = peak_usage(intervals)
         reasons = []
+        used: dict[str, int] = {}
         for buffer, capacity in (
             ("sbuf", target.sbuf_bytes_per_partition),
             ("psum", target.psum_bytes_per_partition),
         ):
-            use = peaks.get(buffer)
-            if use is not None and use.bytes > capacity:
+            peak_of = tiles.peak(buffers.index(buffer)) if buffer in buffers else None
+            if peak_of is None:
+                continue
+            used[buffer], node, live = peak_of
+            if used[buffer] > capacity:
                 reasons.append(
-                    f"peak {buffer.upper()} {use.bytes / 1024:.1f} KiB per partition at statement {use.node} "
-                    f"({len(use.live)} live tiles) exceeds {capacity / 1024:.1f} KiB on {target.name}"
+                    f"peak {buffer.upper()} {used[buffer] / 1024:.1f} KiB per partition at statement "
+                    f"{node} ({live} live tiles) exceeds {capacity / 1024:.1f} KiB on {target.name}"
                 )
         return CostReport(
             model=self.name,
             target=target.name,
-            seconds=seconds,
-            engine_seconds=busy,
+            seconds=schedule.seconds,
+            engine_seconds=schedule.busy,
             bytes_moved=moved,
             flops=flops,
             peak_flops=peak,
             knee=peak / bandwidth(facts),
             statements=len(program.statements),
-            peak_sbuf_bytes=peaks["sbuf"].bytes if "sbuf" in peaks else 0,
-            peak_psum_bytes=peaks["psum"].bytes if "psum" in peaks else 0,
+            peak_sbuf_bytes=used.get("sbuf", 0),
+            peak_psum_bytes=used.get("psum", 0),
             sbuf_capacity=target.sbuf_bytes_per_partition,
             psum_capacity=target.psum_bytes_per_partition,
             feasible=not reasons,
@@ -337,20 +589,37 @@ class Trn2CostModel:
         return "<cost model trn2>"
 
 
-def _eviction(
-    program: Program,
-    node: int,
-    position: int,
-    task_of: list[int],
-    tasks: list[Task],
-    facts: Mapping[str, Any],
-) -> int:
-    """A Vector Engine copy of the PSUM operand ``position`` of ``node`` into SBUF; its task."""
-    operand = program.statements[node].operands[position]
-    sources = tuple(task_of[src] for src, pos in program.producers(node) if pos == position)
-    cycles = _free(operand.slices) + facts["vector_fixed_cycles"]
-    tasks.append(Task("vector", cycles / facts["vector_engine_hz"], sources))
-    return len(tasks) - 1
+def _edges(program: Program) -> tuple[Edges, Edges]:
+    """Per statement, its incoming data and ordering edges ``(source, label)``
+    (``Program.incoming``: the schedule needs only the sources, not ``pred_of``'s sorted
+    union per statement)."""
+    return program.incoming
+
+
+def _psum(program: Program, found: Survey, tiles: Tiles, rows: np.ndarray, table: PriceTable) -> set[str]:
+    """The variables living in PSUM: tiles, and HBM tensors a fragment first writes from
+    the Tensor Engine (a variable lives where its first write puts it)."""
+    out = tiles.named_in(table.buffers.index("psum")) if "psum" in table.buffers else set()
+    for name, start in found.written:
+        if start is None:
+            start = next((n for n, s in enumerate(program.statements) if s.dst.var == name), None)
+        if start is not None and table.prices[rows[start]].buffer == "psum":
+            out.add(name)
+    return out
+
+
+def _evictions(
+    program: Program, rows: np.ndarray, table: PriceTable, psum: set[str]
+) -> dict[int, list[Task]]:
+    """Per statement, the Vector Engine copies evicting the PSUM tiles it reads to SBUF."""
+    out: dict[int, list[Task]] = {}
+    for node in np.flatnonzero(table.columns.evicts[rows]).tolist():
+        operands = program.statements[node].operands
+        for position, seconds, _ in table.prices[rows[node]].evictions:
+            if operands[position].var in psum:
+                sources = tuple(src for src, at in program.producers(node) if at == position)
+                out.setdefault(node, []).append(Task("vector", seconds, sources))
+    return out
 
 
 @hookimpl

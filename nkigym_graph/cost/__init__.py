@@ -7,11 +7,11 @@ Every figure a cost model gives is modeled, not measured.
 
 from nkigym_graph.cost.dtypes import DEFAULT_DTYPE, dtype_of, itemsize, tile_dtypes
 from nkigym_graph.cost.errors import CostModelError
-from nkigym_graph.cost.liveness import Interval, Peak, peak_usage
+from nkigym_graph.cost.liveness import Interval, Peak, peak_live, peak_usage
 from nkigym_graph.cost.protocol import CostModel
 from nkigym_graph.cost.registry import DEFAULT_MODEL, cost_models, estimate, get_cost_model
 from nkigym_graph.cost.report import CostReport
-from nkigym_graph.cost.schedule import Schedule, Task, list_schedule
+from nkigym_graph.cost.schedule import Schedule, Task, list_schedule, node_schedule
 
 __all__ = [
     "DEFAULT_DTYPE",
@@ -29,6 +29,8 @@ __all__ = [
     "get_cost_model",
     "itemsize",
     "list_schedule",
+    "node_schedule",
+    "peak_live",
     "peak_usage",
     "tile_dtypes",
 ]

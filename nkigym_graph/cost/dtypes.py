@@ -13,6 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from nkigym_graph.program import Program
+from nkigym_graph.statement import Statement
 
 DEFAULT_DTYPE = "float32"
 
@@ -40,14 +41,25 @@ def dtype_of(program: Program, var: str, fixed: Mapping[str, str], known: dict[s
             break
         stmt = program.statements[info.defined_by]
         pinned = fixed.get(stmt.op.name)
-        if pinned is not None or not stmt.reads:
+        first = _first_read(stmt)
+        if pinned is not None or first is None:
             known[var] = pinned or DEFAULT_DTYPE
             break
         chain.append(var)
-        var = stmt.reads[0].var
+        var = first
     for link in reversed(chain):
         known[link] = known[var]
     return known[chain[0]] if chain else known[var]
+
+
+def _first_read(stmt: Statement) -> str | None:
+    """The variable of ``stmt.reads[0]`` (without building ``reads``), or None."""
+    op = stmt.op
+    if op.read_positions:
+        return stmt.operands[op.read_positions[0]].var
+    if stmt.accumulate and op.write_positions:
+        return stmt.operands[op.write_positions[0]].var
+    return None
 
 
 def tile_dtypes(program: Program, fixed: Mapping[str, str]) -> dict[str, str]:

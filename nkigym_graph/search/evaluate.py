@@ -112,8 +112,8 @@ class Evaluator:
         stmt = program.statements[node]
         op = stmt.op
         shape = tuple(e - s for s, e in stmt.dst.slices)
-        if not op.read_positions:  # an allocation: zero-initialised
-            return np.zeros(shape)
+        if not op.read_positions:  # an allocation: zero-initialised (a read-only view, no memory)
+            return np.broadcast_to(np.float64(0.0), shape)
         inputs = [self._read(program, node, p, values) for p in op.read_positions]
         result = np.asarray(op.compute(inputs, stmt.attr_map), dtype=np.float64)
         if stmt.accumulate:

@@ -4,20 +4,27 @@ Inputs are float64 standard-normal arrays drawn once per search from its seed. A
 *sampled* check compares a fixed set of random output elements (drawn from the same
 seed), evaluating only the statements those elements depend on; a *full* check
 compares every output element. Both run through one memoized ``Evaluator``, so a
-state recomputes only the statements whose canonical node key is new.
+state recomputes only the statements whose canonical node key is new; a sampled check
+also finds the statements writing sample points by node key (``Verifier._jobs_by_key``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import compress, repeat
+from typing import NamedTuple
 
 import numpy as np
 
 from nkigym_graph.program import Program
 from nkigym_graph.search.evaluate import Evaluator
 from nkigym_graph.search.memo import ByteLRU
+from nkigym_graph.statement import Statement
+from nkigym_graph.variables import INTERMEDIATE
 
+JOB_CACHE_LIMIT = 500_000
+"""Node keys whose sample jobs a verifier keeps (cleared past this)."""
 DEFAULT_SAMPLES = 16
 """Output elements per returned tensor in a sampled check."""
 DEFAULT_MEMO_BYTES = 256 * 2**20
@@ -41,6 +48,20 @@ def compared_outputs(program: Program) -> tuple[str, ...]:
     return tuple(sorted(o.name for o in program.outputs))
 
 
+class Job(NamedTuple):
+    """A statement writing sample points: the output, which samples, where in its region."""
+
+    var: str
+    inside: np.ndarray
+    """Which of the output's samples the statement writes."""
+    local: tuple[np.ndarray, ...]
+    """Their coordinates within the region it writes."""
+
+
+_UNSEEN = Job("", np.zeros(0, dtype=bool), ())
+"""Marks a node key not seen yet."""
+
+
 class Verifier:
     """Checks programs against ``root`` (see the module docstring)."""
 
@@ -59,6 +80,7 @@ class Verifier:
             for var, shape in self.shapes.items()
         }
         self.evaluator = Evaluator(inputs, ByteLRU(settings.memo_bytes))
+        self._job_of: dict[str, Job | None] = {}
         self._sampled = self.sampled(root)
         self._full: dict[str, np.ndarray] | None = None
 
@@ -68,25 +90,50 @@ class Verifier:
         wanted = set(self.outputs)
         return {node: stmt.dst.var for node, stmt in enumerate(program.statements) if stmt.dst.var in wanted}
 
+    def _job(self, stmt: Statement) -> Job | None:
+        """Where ``stmt`` writes sample points of a compared output, if it does."""
+        var = stmt.dst.var
+        points = self.points.get(var)
+        if points is None:
+            return None
+        region = stmt.dst.slices
+        inside = np.ones(len(points[0]), dtype=bool)
+        for (start, stop), coords in zip(region, points, strict=True):
+            inside &= (coords >= start) & (coords < stop)
+        if not inside.any():
+            return None
+        local = tuple(coords[inside] - start for coords, (start, _) in zip(points, region, strict=True))
+        return Job(var, inside, local)
+
+    def _jobs(self, program: Program) -> dict[int, Job]:
+        """The statements writing sample points, by node."""
+        variables = program.variables
+        if any(var in variables and variables[var].kind == INTERMEDIATE for var in self.outputs):
+            found = [self._job(stmt) for stmt in program.statements]  # returns an on-chip tile
+        else:
+            found = self._jobs_by_key(program)
+        return dict(zip(compress(range(len(found)), found), filter(None, found), strict=True))
+
+    def _jobs_by_key(self, program: Program) -> list[Job | None]:
+        """Per statement, its job, kept by node key: a statement writing an HBM tensor
+        names it in its key, and its key fixes the region it writes."""
+        job_of = self._job_of
+        keys = program.node_keys
+        found = list(map(job_of.get, keys, repeat(_UNSEEN)))
+        if _UNSEEN in found:
+            if len(job_of) > JOB_CACHE_LIMIT:
+                job_of.clear()
+            for node in [n for n, job in enumerate(found) if job is _UNSEEN]:
+                found[node] = job_of[keys[node]] = self._job(program.statements[node])
+        return found
+
     def sampled(self, program: Program) -> dict[str, np.ndarray]:
         """The values of ``program``'s outputs at the sample points."""
         out = {var: np.zeros(len(self.points[var][0])) for var in self.outputs}
-        jobs: dict[int, tuple[str, np.ndarray]] = {}
-        for node, var in self._writers(program).items():
-            points = self.points[var]
-            region = program.statements[node].dst.slices
-            inside = np.ones(len(points[0]), dtype=bool)
-            for (start, stop), coords in zip(region, points, strict=True):
-                inside &= (coords >= start) & (coords < stop)
-            if inside.any():
-                jobs[node] = (var, inside)
+        jobs = self._jobs(program)
 
         def sink(node: int, value: np.ndarray) -> None:
-            var, inside = jobs[node]
-            region = program.statements[node].dst.slices
-            local = tuple(
-                coords[inside] - start for coords, (start, _) in zip(self.points[var], region, strict=True)
-            )
+            var, inside, local = jobs[node]
             out[var][inside] = value[local]
 
         self.evaluator.run(program, sorted(jobs), sink)

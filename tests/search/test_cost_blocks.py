@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from nkigym_graph.cost import Interval, Task, itemsize, list_schedule, peak_usage, tile_dtypes
+from nkigym_graph.cost.liveness import peak_live
+from nkigym_graph.cost.schedule import node_schedule
 from nkigym_graph.synthetic import tiled_matmul
 
 
@@ -67,3 +71,57 @@ def test_tile_dtypes_follow_loads_and_fixed_results() -> None:
 )
 def test_itemsize(dtype: str, size: int) -> None:
     assert itemsize(dtype) == size
+
+
+def _random_tasks(
+    rng: random.Random, n: int
+) -> tuple[list[str], list[float], list[list[int]], dict[int, list[Task]]]:
+    """Statements (engine, seconds, predecessors) and tasks inserted before some of them."""
+    engines = [rng.choice(["", "dma", "tensor", "vector", "scalar"]) for _ in range(n)]
+    seconds = [rng.choice([0.0, 0.5, 1.0, rng.random()]) for _ in range(n)]
+    preds = [rng.sample(range(i), k=min(i, rng.randint(0, 3))) for i in range(n)]
+    inserted = {
+        i: [Task(rng.choice(["vector", "gpsimd"]), rng.random(), tuple(rng.sample(range(i), k=min(i, 2))))]
+        for i in range(n)
+        if rng.random() < 0.2
+    }
+    return engines, seconds, preds, inserted
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_node_schedule_agrees_with_the_list_scheduler(seed: int) -> None:
+    rng = random.Random(seed)
+    engines, seconds, preds, inserted = _random_tasks(rng, 60)
+    tasks: list[Task] = []
+    task_of: list[int] = []
+    for node, (engine, cost, deps) in enumerate(zip(engines, seconds, preds, strict=True)):
+        before = []
+        for task in inserted.get(node, ()):
+            tasks.append(Task(task.engine, task.seconds, tuple(task_of[d] for d in task.deps)))
+            before.append(len(tasks) - 1)
+        task_of.append(len(tasks))
+        tasks.append(Task(engine, cost, (*(task_of[d] for d in deps), *before)))
+    expected = list_schedule(tasks)
+    names = ["", *dict.fromkeys(e for e in engines if e)]
+    # data and ordering edges as a program keeps them: (source, label) pairs, split in two
+    data = [[(d, "x") for d in deps[::2]] for deps in preds]
+    order = [[(d, "y") for d in deps[1::2]] for deps in preds]
+    got = node_schedule([names.index(e) for e in engines], names, seconds, data, order, inserted)
+    assert got.seconds == expected.seconds
+    assert list(got.busy.items()) == list(expected.busy.items())  # same sums, same order
+    assert got.finish == tuple(expected.finish[t] for t in task_of)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_peak_live_agrees_with_a_sweep(seed: int) -> None:
+    rng = random.Random(seed)
+    spans = [(s, s + rng.randint(0, 6), rng.choice([0, 64, 128, 512])) for s in range(rng.randint(0, 40))]
+    live = [sum(b for s, e, b in spans if s <= node <= e) for node in range(50)]
+    best = max(live, default=0)
+    starts, ends, sizes = ([span[i] for span in spans] for i in range(3))
+    assert peak_live(starts, ends, sizes) == ((best, live.index(best)) if spans else (0, 0))
+    intervals = [Interval(f"t{i}", "sbuf", b, s, e) for i, (s, e, b) in enumerate(spans)]
+    if spans:
+        peak = peak_usage(intervals)["sbuf"]
+        assert (peak.bytes, peak.node) == (best, live.index(best))
+        assert len(peak.live) == sum(1 for s, e, _ in spans if s <= peak.node <= e)

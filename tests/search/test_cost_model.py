@@ -11,6 +11,7 @@ from nkigym_graph.program import Program
 from nkigym_graph.statement import Operand, Statement, make_attrs
 from nkigym_graph.synthetic import tiled_matmul
 from nkigym_graph.targets import TRN2
+from nkigym_graph.tiling import nc_matmul, tile
 from nkigym_graph.variables import Param
 
 
@@ -146,3 +147,44 @@ def test_elementwise_tails_and_transposes_run_on_their_engines() -> None:
     transposed = estimate(ng.tile(lambda a: ng.nc_transpose(a), {"a": (128, 256)}))
     assert transposed.engine_seconds["tensor"] > 0 and transposed.flops == 0
     assert transposed.peak_psum_bytes > 0  # the transpose result lives in PSUM
+
+
+def _double_matmul(a, b, c):
+    return nc_matmul(nc_matmul(a, b), c)
+
+
+def test_psum_reads_by_the_tensor_engine_and_dma_wait_for_an_eviction() -> None:
+    # per output tile: the second matmul reads the first one's PSUM result, the store reads
+    # its own; the loaded operands are in SBUF and need no copy
+    program = tile(_double_matmul, {"a": (128, 128), "b": (128, 128), "c": (128, 256)})
+    copies = 2 * 2
+    assert estimate(program).engine_seconds["vector"] == pytest.approx(copies * (128 + 100) / 0.96e9)
+
+
+def _states(root: Program, steps: int) -> list[Program]:
+    """A walk of single rewrites from ``root``, the middle candidate each time."""
+    transforms = [ng.get_transform(n) for n in ("data_reuse", "operand_merge", "dead_code")]
+    out, program = [root], root
+    for _ in range(steps):
+        found = [(t, m) for t in transforms for m in t.analyze(program)]
+        if not found:
+            break
+        transform, match = found[len(found) // 2]
+        program = ng.apply(program, transform, match)
+        out.append(program)
+    return out
+
+
+@pytest.mark.parametrize(
+    "root",
+    [
+        tiled_matmul(256, 384, 256, tail="tanh"),
+        tile(_double_matmul, {"a": (256, 256), "b": (256, 256), "c": (256, 384)}),
+    ],
+    ids=["tail", "double_matmul"],
+)
+def test_prices_kept_across_states_give_the_reports_of_a_fresh_model(root: Program) -> None:
+    shared = cost_models()["trn2"]
+    for program in _states(root, 6):
+        fresh = type(shared)()
+        assert shared.estimate(program) == fresh.estimate(program)

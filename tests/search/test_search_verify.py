@@ -187,3 +187,19 @@ def test_verification_inputs_and_samples_follow_the_seed() -> None:
     assert np.array_equal(one.evaluator.inputs["a"], same.evaluator.inputs["a"])
     assert not np.array_equal(one.evaluator.inputs["a"], other.evaluator.inputs["a"])
     assert all(np.array_equal(x, y) for x, y in zip(one.points["output"], same.points["output"], strict=True))
+
+
+def test_sampled_checks_of_states_agree_with_a_fresh_verifier() -> None:
+    # the verifier keeps, per node key, which sample points a statement writes
+    root = tiled_matmul(512, 256, 384)
+    shared = Verifier(root, VerifySettings(seed=2, samples=64))
+    program = root
+    for name in ("data_reuse", "operand_merge", "data_reuse", "dead_code", "operand_merge"):
+        matches = ng.analyze(program, name)
+        if matches:
+            program = ng.apply(program, name, matches[len(matches) // 2])
+        fresh = Verifier(root, VerifySettings(seed=2, samples=64))
+        got, expected = shared.sampled(program), fresh.sampled(program)
+        assert all(np.array_equal(got[var], expected[var]) for var in expected)
+        assert np.array_equal(got["output"], fresh.full(program)["output"][fresh.points["output"]])
+        assert shared.check(program) is None
