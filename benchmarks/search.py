@@ -48,11 +48,11 @@ CASES: dict[str, dict[str, Any]] = {
 }
 BIG = ("greedy_4096", "beam_4096")
 BIG_NOTE = (
-    "At 4096^3 (99,329 statements) each state costs tens of seconds (rewrites, analyses, fixpoints), "
-    "so these searches stop at 10 states. Their whole batches overflow SBUF: reusing every tile of b "
-    "keeps 256 KiB per partition live in program order, while reusing a fits (x1.9 modeled). Local "
-    "merges of b loads within a row block would fit, but operand_merge pairs equal-region loads across "
-    "row blocks (e.g. statement 1010 into 26 at 1024^3), so those candidates are not offered."
+    "At 4096^3 (99,329 statements) a state still costs seconds: batch steps apply thousands of "
+    "edits (a derived snapshot recomputes every variable they touch) and batch analyses "
+    "(`analyze_batch`) are not incremental, so these searches stop at 10 states, which greedy "
+    "spends on its first levels (whole batches overflow SBUF; the pairwise reuse and block-local "
+    "merges that fit come at later levels). Their MFU is that of a search cut short."
 )
 
 

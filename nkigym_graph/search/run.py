@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any
 
+from nkigym_graph.collector import collector_relaxed
 from nkigym_graph.cost import CostModel, get_cost_model
 from nkigym_graph.driver import get_transform
 from nkigym_graph.program import Program
@@ -80,25 +81,26 @@ def search(
     started = time.perf_counter()
     pool, owned = resolve_executor(executor, workers)
     display = Progress(f"search {strategy}", progress)
-    try:
-        session = Session(
-            program,
-            resolved,
-            model,
-            full_checks=verify == "all",
-            settings=VerifySettings(seed, samples, memo_bytes),
-            budget=budget,
-            executor=pool,
-            progress=display,
-        )
-        chosen.run(session, **bound)
-        session.verify_best()
-        best = session.best
-        best_program = session.program(best)
-    finally:
-        display.close()
-        if owned and pool is not None:
-            pool.shutdown()
+    with collector_relaxed():
+        try:
+            session = Session(
+                program,
+                resolved,
+                model,
+                full_checks=verify == "all",
+                settings=VerifySettings(seed, samples, memo_bytes),
+                budget=budget,
+                executor=pool,
+                progress=display,
+            )
+            chosen.run(session, **bound)
+            session.verify_best()
+            best = session.best
+            best_program = session.program(best)
+        finally:
+            display.close()
+            if owned and pool is not None:
+                pool.shutdown()
     states = session.graph.states()
     for state in states:
         state.candidates.clear()
