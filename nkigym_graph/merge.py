@@ -256,14 +256,17 @@ class MergeAnalysis:
 
     def run_matches(self, transform: str, nodes: Iterable[int], axis: str) -> list[Match]:
         """Runs of adjacent statements cut into chunks within the limit, one match each."""
+        return [m for group in self.groups(nodes, axis) for m in self.chain_matches(transform, group, axis)]
+
+    def chain_matches(self, transform: str, members: Sequence[Member], axis: str) -> list[Match]:
+        """``run_matches`` of one sorted group."""
         out = []
-        for group in self.groups(nodes, axis):
-            for run in self.chains(group, axis):
-                for chunk in self._chunks(run, axis):
-                    if self.dependency_blocker(chunk) is None:
-                        out.append(self.match(transform, chunk, axis))
-                    else:
-                        out.extend(self.pair_matches(transform, chunk, axis))
+        for run in self.chains(members, axis):
+            for chunk in self._chunks(run, axis):
+                if self.dependency_blocker(chunk) is None:
+                    out.append(self.match(transform, chunk, axis))
+                else:
+                    out.extend(self.pair_matches(transform, chunk, axis))
         return out
 
     def _chunks(self, run: Sequence[int], axis: str) -> list[list[int]]:

@@ -7,8 +7,8 @@ rewrite changes the signatures of the statements it edits or whose variables it
 touches (``Derivation.dirty``): only the groups those statements leave or join are
 rebuilt; the others are kept as they are. A rewrite elsewhere can create or break a
 path between two statements, but only through a dirty statement between them (edges
-into the others are unchanged), so a pair's dependency verdict is kept unless a dirty
-statement lies between its two statements.
+into the others are unchanged), so a group's dependency verdicts are kept unless a
+dirty statement lies within the group's span.
 """
 
 from __future__ import annotations
@@ -22,14 +22,27 @@ from nkigym_graph.analysis import StableIds
 from nkigym_graph.derivation import Derivation
 from nkigym_graph.merge import Member, MergeAnalysis
 
+Spec = tuple[str, int, int]
+"""A mergeable pair: ``(axis, lower, upper)``, nodes in stable ids."""
+
 
 class Group(NamedTuple):
     members: list[Member]
     """Sorted by coordinate, then node (nodes in stable ids)."""
     pairs: list[tuple[int, int]]
     """Adjacent consecutive members whose merge is within the limit (stable ids)."""
+    free: tuple[bool, ...]
+    """Per pair: whether neither statement reaches the other."""
     first: int
     """The member earliest in program order (stable id)."""
+    specs: tuple[Spec, ...]
+    """The free pairs, in order."""
+    sourceless: bool
+    """No member depends on anything (loads): no path can ever join two of them."""
+
+    def span(self, here_of: Sequence[int]) -> tuple[int, int]:
+        """Positions of the earliest and latest statement of its pairs."""
+        return here_of[self.first], max(here_of[upper] for _, upper in self.pairs)
 
 
 class Section(NamedTuple):
@@ -37,8 +50,6 @@ class Section(NamedTuple):
 
     axis: str
     groups: dict[tuple, Group]
-    free: dict[tuple[int, int], bool]
-    """Per pair (stable ids): whether neither statement reaches the other."""
 
     @classmethod
     def build(cls, analysis: MergeAnalysis, ids: StableIds, nodes: Iterable[int], axis: str) -> Section:
@@ -48,7 +59,7 @@ class Section(NamedTuple):
             if sig is not None:
                 found.setdefault(sig[0], []).append((sig[1], node, sig[1] + analysis.size(node, axis)))
         groups = {key: _group(analysis, ids, members, axis) for key, members in found.items()}
-        return cls(axis, groups, _verdicts(analysis, ids, groups, {}, []))
+        return cls(axis, groups)
 
     def derived(
         self,
@@ -73,10 +84,19 @@ class Section(NamedTuple):
             if sig is not None:
                 affected.add(sig[0])
                 joining.setdefault(sig[0], []).append((sig[1], node, sig[1] + analysis.size(node, axis)))
-        kept = {key: group for key, group in groups.items() if key not in affected}
+        kept = dict(groups)
         here_of = ids.here_of
+        ascending = sorted(dirty)
+        for key, group in groups.items():
+            if (
+                group.pairs
+                and not group.sourceless
+                and key not in affected
+                and _between(ascending, *group.span(here_of))
+            ):
+                kept[key] = _reverified(analysis, ids, group, axis, ascending)
         for key in affected:
-            previous = groups.get(key)
+            previous = kept.pop(key, None)
             members = [
                 (c, here_of[n], e)
                 for c, n, e in (previous.members if previous else ())
@@ -85,46 +105,13 @@ class Section(NamedTuple):
             members += joining.get(key, [])
             if members:
                 kept[key] = _group(analysis, ids, members, axis)
-        return Section(axis, kept, _verdicts(analysis, ids, kept, self.free, sorted(dirty)))
+        return Section(axis, kept)
 
-    def pair_specs(self, analysis: MergeAnalysis, ids: StableIds) -> list[tuple[str, int, int]]:
-        """``(axis, lower, upper)`` of every mergeable pair (positions): groups in order
-        of their first statement, pairs in coordinate order."""
-        here_of, free = ids.here_of, self.free
-        ordered = sorted((group.first, group.pairs) for group in self.groups.values() if group.pairs)
-        return [
-            (self.axis, here_of[lower], here_of[upper])
-            for _, pairs in ordered
-            for lower, upper in pairs
-            if free[(lower, upper)]
-        ]
-
-
-def _verdicts(
-    analysis: MergeAnalysis,
-    ids: StableIds,
-    groups: dict[tuple, Group],
-    before: dict[tuple[int, int], bool],
-    dirty: list[int],
-) -> dict[tuple[int, int], bool]:
-    """Whether each pair is free of dependencies: known from ``before`` unless a
-    ``dirty`` position (ascending) lies between the two statements."""
-    here_of = ids.here_of
-    out = {}
-    for group in groups.values():
-        for pair in group.pairs:
-            lower, upper = here_of[pair[0]], here_of[pair[1]]
-            known = before.get(pair)
-            if known is None or _between(dirty, lower, upper):
-                known = analysis.dependency_blocker((lower, upper)) is None
-            out[pair] = known
-    return out
-
-
-def _between(ascending: list[int], lower: int, upper: int) -> bool:
-    """Whether some element lies in ``(lower, upper]``."""
-    at = bisect.bisect_right(ascending, lower)
-    return at < len(ascending) and ascending[at] <= upper
+    def pair_specs(self) -> list[Spec]:
+        """Every mergeable pair: groups in order of their first statement, pairs along
+        their chains."""
+        ordered = sorted((group.first, group.specs) for group in self.groups.values() if group.specs)
+        return [spec for _, specs in ordered for spec in specs]
 
 
 def _group(analysis: MergeAnalysis, ids: StableIds, members: list[Member], axis: str) -> Group:
@@ -134,9 +121,43 @@ def _group(analysis: MergeAnalysis, ids: StableIds, members: list[Member], axis:
     size = {n: e - c for c, n, e in members}
     op = analysis.program.statements[members[0][1]].op
     pairs = [
-        (base_of[lower], base_of[upper])
+        (lower, upper)
         for chain in analysis.chains(members, axis)
         for lower, upper in itertools.pairwise(chain)
         if analysis.size_blocker(op, axis, size[lower] + size[upper]) is None
     ]
-    return Group([(c, base_of[n], e) for c, n, e in members], pairs, base_of[min(n for _, n, _ in members)])
+    free = tuple(analysis.dependency_blocker(pair) is None for pair in pairs)
+    base_pairs = [(base_of[lower], base_of[upper]) for lower, upper in pairs]
+    return Group(
+        [(c, base_of[n], e) for c, n, e in members],
+        base_pairs,
+        free,
+        base_of[min(n for _, n, _ in members)],
+        _specs(axis, base_pairs, free),
+        not any(analysis.program.pred_of(n) for _, n, _ in members),
+    )
+
+
+def _reverified(analysis: MergeAnalysis, ids: StableIds, group: Group, axis: str, dirty: list[int]) -> Group:
+    """``group`` with the dependency verdicts redone of the pairs around a ``dirty``
+    (ascending) position."""
+    here_of = ids.here_of
+    free = tuple(
+        analysis.dependency_blocker(pair) is None if _between(dirty, *pair) else known
+        for pair, known in zip(
+            ((here_of[lower], here_of[upper]) for lower, upper in group.pairs), group.free, strict=True
+        )
+    )
+    if free == group.free:
+        return group
+    return group._replace(free=free, specs=_specs(axis, group.pairs, free))
+
+
+def _specs(axis: str, pairs: list[tuple[int, int]], free: tuple[bool, ...]) -> tuple[Spec, ...]:
+    return tuple((axis, lower, upper) for (lower, upper), ok in zip(pairs, free, strict=True) if ok)
+
+
+def _between(ascending: list[int], lower: int, upper: int) -> bool:
+    """Whether some element lies in ``(lower, upper]``."""
+    at = bisect.bisect_right(ascending, lower)
+    return at < len(ascending) and ascending[at] <= upper

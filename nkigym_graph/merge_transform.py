@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from nkigym_graph.analysis import Analysis, LazyMatches, StableIds
+from nkigym_graph.analysis import Analysis, LazyMatches, StableIds, analysis_of
 from nkigym_graph.merge import MergeAnalysis
 from nkigym_graph.merge_sections import Section
 from nkigym_graph.program import Program
@@ -80,17 +80,27 @@ class MergeTransform(Transform):
     def _finish(
         self, analysis: MergeAnalysis, ids: StableIds, sections: dict[tuple[str, str], Section]
     ) -> Analysis:
-        specs = [spec for section in sections.values() for spec in section.pair_specs(analysis, ids)]
+        specs = [spec for section in sections.values() for spec in section.pair_specs()]
+        here_of = ids.here_of
         return Analysis(
-            LazyMatches(specs, lambda spec: analysis.match(self.name, spec[1:], spec[0])),
+            LazyMatches(
+                specs, lambda spec: analysis.match(self.name, (here_of[spec[1]], here_of[spec[2]]), spec[0])
+            ),
             _State(analysis, ids, sections),
         )
 
     def analyze_batch(self, program: Program) -> list[Match]:
-        analysis = MergeAnalysis(program)
-        return [
-            m for axis, nodes in self._work(program) for m in analysis.run_matches(self.name, nodes, axis)
-        ]
+        """Whole chains of adjacent statements cut at the limit, one match each (from the
+        cached analysis; the same as ``MergeAnalysis.run_matches`` over every section)."""
+        state = analysis_of(program, self).state
+        here_of = state.ids.here_of
+        out = []
+        for (_, axis), section in state.sections.items():
+            for group in sorted(section.groups.values(), key=lambda g: g.first):
+                if len(group.members) > 1:
+                    members = [(c, here_of[n], e) for c, n, e in group.members]
+                    out.extend(state.analysis.chain_matches(self.name, members, axis))
+        return out
 
     def explain(self, program: Program, *nodes: int) -> str:
         if len(nodes) != 2:

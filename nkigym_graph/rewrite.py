@@ -1,6 +1,8 @@
 """Applying edits: one or many non-conflicting edits, one rebuild.
 
-The edited statement list keeps the original order. Where an absorbed statement's
+The result is derived from the input snapshot (``nkigym_graph.derivation``) unless the
+edits change a large part of it or move statements, when it is built in full. The
+edited statement list keeps the original order. Where an absorbed statement's
 producers come after its keeper, the keeper must move later: the nodes are then
 re-linearised by a stable topological sort of the contracted DAG (original position
 breaks ties), which only exists when the merge creates no cycle; otherwise the edit
@@ -18,6 +20,12 @@ from nkigym_graph.errors import TransformError, VerificationError
 from nkigym_graph.program import Program
 from nkigym_graph.statement import Statement
 from nkigym_graph.transform import Edit, Match, Rename
+
+_DERIVE_LIMIT = 1 / 32
+"""Edits changing more than this fraction of the statements (and more than
+``_DERIVE_ALWAYS``) rebuild the snapshot in full: deriving recomputes every variable
+they touch, and past this a full build is faster."""
+_DERIVE_ALWAYS = 256
 
 
 def apply_edits(program: Program, edits: Iterable[Edit], transform: str = "edit") -> Program:
@@ -53,8 +61,9 @@ def apply_edits(program: Program, edits: Iterable[Edit], transform: str = "edit"
         for node in order
     ]
     try:
-        if moved:
-            return program.replace(statements=statements)
+        changes = len(edited) + len(program.statements) - len(order)
+        if moved or changes > max(_DERIVE_ALWAYS, _DERIVE_LIMIT * len(order)):
+            return program.replace(statements=statements)  # a full build is cheaper
         return derive_program(program, order, statements, edited)
     except VerificationError as err:
         raise TransformError(f"{transform} produced an invalid program: {err}") from err

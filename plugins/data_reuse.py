@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from nkigym_graph import hookimpl
-from nkigym_graph.analysis import Analysis, LazyMatches, StableIds
+from nkigym_graph.analysis import Analysis, LazyMatches, StableIds, analysis_of
 from nkigym_graph.program import Program
 from nkigym_graph.statement import Statement
 from nkigym_graph.transform import Edit, Match, Rename, Transform
@@ -68,9 +68,12 @@ class DataReuse(Transform):
         return list(self.analysis(program).matches)
 
     def analyze_batch(self, program: Program) -> list[Match]:
-        loads = self.analysis(program).state.loads  # positions: a fresh analysis is its own base
-        firsts = sorted((region[0], node, nodes[0]) for region, nodes in loads.items() for node in nodes[1:])
-        return [self._match(program, first, node) for _, node, first in firsts]
+        groups = analysis_of(program, self).state  # the cached analysis (stable ids)
+        here_of = groups.ids.here_of
+        firsts = sorted(
+            (region[0], node, nodes[0]) for region, nodes in groups.loads.items() for node in nodes[1:]
+        )
+        return [self._match(program, here_of[first], here_of[node]) for _, node, first in firsts]
 
     def analysis(self, program: Program) -> Analysis:
         loads: dict[Region, list[int]] = {}

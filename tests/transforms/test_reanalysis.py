@@ -9,6 +9,7 @@ from transforms.test_transforms_properties import TRANSFORMS, tiled_cases
 
 import nkigym_graph as ng
 from nkigym_graph.analysis import analysis_of, matches_of
+from nkigym_graph.merge import MergeAnalysis
 from nkigym_graph.synthetic import tiled_matmul
 
 INCREMENTAL = ["data_reuse", "operand_merge", "free_dim_merge", "dead_code"]
@@ -52,3 +53,17 @@ def test_a_derived_snapshot_updates_its_parents_analysis(name: str) -> None:
     child = ng.apply(program, reuse, reuse.analyze(program)[0])
     assert list(matches_of(child, counting)) == transform.analyze(child)
     assert calls == [program]  # the child's came from the parent's
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiled_cases(), st.lists(st.tuples(st.sampled_from(TRANSFORMS), st.integers(0, 10**6)), max_size=8))
+def test_batches_from_the_cached_analysis_equal_batches_analysed_afresh(case, steps) -> None:
+    program = case[0]
+    merge = ng.get_transform("operand_merge")
+    for transform, pick in steps:
+        matches = matches_of(program, ng.get_transform(transform))
+        if matches:
+            program = ng.apply(program, transform, matches[pick % len(matches)])
+    fresh = MergeAnalysis(program)
+    expected = [m for axis, nodes in merge._work(program) for m in fresh.run_matches(merge.name, nodes, axis)]
+    assert merge.analyze_batch(program) == expected
