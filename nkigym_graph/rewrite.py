@@ -73,7 +73,8 @@ def _renamed(stmt: Statement, renames: dict[str, Rename]) -> Statement:
     operands = stmt.operands
     if not any(o.var in renames for o in operands):
         return stmt
-    return stmt._replace(operands=tuple(renames[o.var].apply(o) if o.var in renames else o for o in operands))
+    moved = tuple(renames[o.var].apply(o) if o.var in renames else o for o in operands)
+    return Statement(stmt.op, moved, stmt.attrs, stmt.accumulate)
 
 
 def _final_keeper(node: int, absorb: dict[int, int]) -> int:

@@ -6,7 +6,9 @@ With ``batch=True`` (default) a state's successors are, per transform, one batch
 progress in a few steps. When none improves, the search tries each transform run to
 its fixpoint (which may cross worse states), then backs off to the more and more local
 matches of each batch (a whole batch may overflow on-chip memory where local matches
-fit); see ``Session.successors``. ``batch=False`` considers every single match.
+fit); see ``Session.successors``. After an improvement it continues at the level that
+gave it: coarser levels that did not pay are not priced again (on a large program each
+candidate costs seconds). ``batch=False`` considers every single match.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def run(session: Session, batch: bool = True) -> None:
                 session.drop(child)
         if best.cost.rank < current.cost.rank:
             session.drop(current)
-            current, level = best, 0
+            current, level = best, used
         else:
             session.drop(best)
             level = used + 1
