@@ -1,8 +1,9 @@
 """``beam``: keep the ``width`` best states. Each round expands every beam state at its
 next level (whole batches, then fixpoints, then more and more local parts of each
 batch; see ``Session.successors``) and keeps the best ``width`` of the
-beam and the successors. Stops when no beam state has candidates left or the budget
-is used up. ``batch=False`` expands single matches (one level).
+beam and the successors; a successor starts at the level that produced it (coarser
+levels are not priced again). Stops when no beam state has candidates left or the
+budget is used up. ``batch=False`` expands single matches (one level).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ def run(session: Session, width: int = 4, batch: bool = True) -> None:
     done: set[str] = set()  # states with no candidates left at any level
     while not session.exhausted:
         pairs: list[tuple[State, Candidate]] = []
+        levels: list[int] = []
         for state in beam:
             if state.hash in done:
                 continue
@@ -26,13 +28,15 @@ def run(session: Session, width: int = 4, batch: bool = True) -> None:
             if found:
                 level[state.hash] = used + 1
                 pairs.extend((state, c) for c in found)
+                levels.extend([used] * len(found))
             else:
                 done.add(state.hash)
         if not pairs:
             return
         pool = {s.hash: s for s in beam}
-        for child in session.expand_pairs(pairs):
+        for child, used in zip(session.expand_pairs(pairs), levels, strict=True):
             pool.setdefault(child.hash, child)
+            level.setdefault(child.hash, used)
         ranked = sorted(pool.values(), key=lambda s: s.key)
         for state in ranked[width:]:
             session.drop(state)
