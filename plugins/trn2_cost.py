@@ -26,16 +26,28 @@ Search prices thousands of programs that share most statements: a statement's pr
 kept by node key (``PriceTable``), so a new state prices only its new statements, and
 the rest of an estimate is a few passes over columns (rows gathered with numpy, one
 scheduling loop, one liveness sweep).
+
+Most of those programs are derived from one just priced (``Program.derivation``); the
+model keeps each estimated program's run (prices, tile lifetimes, evictions and a
+resumable schedule trace) while the program lives, and estimates a child from its
+parent's: the statements before the first one the edit changed keep the parent's finish
+times and engine queues, so the schedule resumes at the checkpoint before it; the
+statements the derivation did not mark dirty keep their prices and evictions (shifted);
+only the touched tiles' lifetimes are recomputed. The schedule repeats the float
+additions of a full estimate in the same order, so the report is the same, bit for bit.
 """
 
 from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Hashable, Mapping
-from itertools import accumulate, chain, compress, count, repeat
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping, Sequence, Set
+from itertools import chain, compress, islice, repeat
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -47,14 +59,16 @@ from nkigym_graph.cost import (
     Task,
     dtype_of,
     itemsize,
-    node_schedule,
-    peak_live,
 )
-from nkigym_graph.cost.schedule import Edges
+from nkigym_graph.cost.liveness import peak_live_by
+from nkigym_graph.cost.schedule import Edges, Trace, traced_schedule
 from nkigym_graph.program import Program
 from nkigym_graph.slices import Slices, volume
 from nkigym_graph.statement import Statement
 from nkigym_graph.variables import INTERMEDIATE, PARAM
+
+if TYPE_CHECKING:
+    from nkigym_graph.derivation import Derivation
 
 RESULT_DTYPE = {"nc_matmul": "float32", "nc_transpose": "float32"}
 """Ops whose result dtype is fixed: the Tensor Engine writes fp32 into PSUM."""
@@ -132,13 +146,12 @@ class Pricing:
         """All a price depends on besides the target: the op, attributes, slices, and the
         dtype and kind of each operand."""
         op = stmt.op
-        return (
-            op.name,
-            op.engine,
-            stmt.attrs,
-            stmt.accumulate,
-            tuple((slices, self.dtype(var), self.kind(var)) for var, slices in stmt.operands),
-        )
+        known, variables = self.dtypes, self.program.variables
+        operands = []
+        for var, slices in stmt.operands:  # ``dtype`` and ``kind``, inlined (the pricing hot path)
+            info = variables.get(var)
+            operands.append((slices, known.get(var) or self.dtype(var), None if info is None else info.kind))
+        return (op.name, op.engine, stmt.attrs, stmt.accumulate, tuple(operands))
 
     def dma_seconds(self, data: Slices, dtype: str) -> float:
         """Seconds moving the tile ``data`` (the fixed cost aside; see the module docstring)."""
@@ -297,20 +310,23 @@ def in_context(base: Price, program: Program, node: int, priced: Callable[[int],
     Tensor Engine work is in SBUF. Both depend only on the statement's ancestry, which
     its node key fixes."""
     data, order = _edges(program)
+    incoming = data[node]
     after_tensor = base.engine == "tensor" or any(
-        priced(src).after_tensor for src, _ in chain(data[node], order[node])
+        priced(src).after_tensor for src, _ in chain(incoming, order[node])
     )
     evictions = base.evictions
     if evictions:
-        producers = program.producers(node)
         evictions = tuple(
-            e
-            for e in evictions
-            if not e.tile or any(priced(src).after_tensor for src, at in producers if at == e.position)
+            [
+                e
+                for e in evictions
+                if not e.tile
+                or any(priced(src).after_tensor for src, use in incoming if use.position == e.position)
+            ]
         )
     if after_tensor == base.after_tensor and evictions == base.evictions:
         return base
-    return base._replace(evictions=evictions, after_tensor=after_tensor)
+    return Price._make((*base[:-2], evictions, after_tensor))  # the last two fields
 
 
 # -- prices of a program -------------------------------------------------------------------
@@ -323,8 +339,6 @@ class Survey(NamedTuple):
     """Every on-chip intermediate."""
     starts: list[int]
     """The statement defining each of ``tiles``."""
-    written: list[tuple[str, int | None]]
-    """``(name, defining statement)`` of every HBM tensor the program writes (outputs)."""
 
 
 def survey(program: Program) -> Survey:
@@ -337,7 +351,6 @@ def survey(program: Program) -> Survey:
         signature,
         list(compress(map(NAME, infos), on_chip)),
         list(compress(map(DEFINED_BY, infos), on_chip)),
-        [(v.name, v.defined_by) for v in hbm if v.kind != PARAM],
     )
 
 
@@ -378,26 +391,70 @@ class PriceTable:
         self._row_of_price: dict[Price, int] = {}
         self._columns: Columns | None = None
 
-    def rows(self, program: Program) -> np.ndarray:
-        """The row of every statement of ``program``, pricing the new ones."""
+    def rows(self, program: Program, start: int = 0, prefix: np.ndarray | None = None) -> np.ndarray:
+        """The row of every statement of ``program``, pricing the new ones; with
+        ``prefix``, the rows of a program whose statements before ``start`` have this
+        one's node keys, those of the statements before ``start``."""
         keys = program.node_keys
-        rows = np.fromiter(map(self.row_of_key.get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
+        get = self.row_of_key.get
+        if prefix is None or not start:
+            rows = np.fromiter(map(get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
+        else:
+            rows = np.empty(len(keys), dtype=np.int64)
+            rows[:start] = prefix[:start]
+            rows[start:] = np.fromiter(
+                map(get, islice(keys, start, None), repeat(-1)), dtype=np.int64, count=len(keys) - start
+            )
         missing = np.flatnonzero(rows < 0).tolist()
         if missing:
-            pricing = Pricing(program)
-            prices = self.prices
-
-            def priced(node: int) -> Price:
-                return prices[rows[node]]
-
+            row_of = self._pricer(program, rows)
             for node in missing:
-                stmt = program.statements[node]
-                shape = pricing.shape(stmt)
-                base = self.by_shape.get(shape)
-                if base is None:
-                    base = self.by_shape[shape] = price(stmt, pricing)
-                rows[node] = self.row_of_key[keys[node]] = self._row(in_context(base, program, node, priced))
+                rows[node] = row_of(node)
         return rows
+
+    def derived_rows(
+        self, program: Program, parent_rows: np.ndarray, derivation: Derivation, dirty: Sequence[int]
+    ) -> np.ndarray | None:
+        """The rows of a program derived from one whose rows are ``parent_rows``,
+        looking up (and pricing) only its ``dirty`` statements (ascending), or None when
+        that does not suffice (``Trn2CostModel`` guards the rest). A statement that is
+        not dirty is the parent's with the same operands and edges; its price differs
+        from the parent's only through its context, that is through whether a statement
+        it depends on follows Tensor Engine work (``in_context``): so while every dirty
+        statement agrees with its parent's on that, all the others keep their rows."""
+        rows = np.delete(parent_rows, derivation.gone) if derivation.gone else parent_rows.copy()
+        keys, get, prices, old_of = program.node_keys, self.row_of_key.get, self.prices, derivation.old_of
+        row_of: Callable[[int], int] | None = None
+        for node in dirty:
+            row = get(keys[node])
+            if row is None:
+                row_of = row_of or self._pricer(program, rows)
+                row = row_of(node)
+            if prices[row].after_tensor != prices[parent_rows[old_of[node]]].after_tensor:
+                return None
+            rows[node] = row
+        return rows
+
+    def _pricer(self, program: Program, rows: np.ndarray) -> Callable[[int], int]:
+        """Prices statements of ``program`` in order: the row of a statement (the rows
+        of those before it are ``rows``), kept under its node key."""
+        pricing = Pricing(program)
+        prices, by_shape, row_of_key = self.prices, self.by_shape, self.row_of_key
+        statements, keys = program.statements, program.node_keys
+
+        def priced(src: int) -> Price:
+            return prices[rows[src]]
+
+        def row_of(node: int) -> int:
+            stmt = statements[node]
+            shape = pricing.shape(stmt)
+            base = by_shape.get(shape)
+            if base is None:
+                base = by_shape[shape] = price(stmt, pricing)
+            row = row_of_key[keys[node]] = self._row(in_context(base, program, node, priced))
+            return row
+
+        return row_of
 
     def _row(self, found: Price) -> int:
         row = self._row_of_price.get(found)
@@ -453,7 +510,6 @@ class PriceMemo:
 class Tiles(NamedTuple):
     """A program's on-chip tiles, as columns."""
 
-    names: list[str]
     starts: np.ndarray
     """Defining statements."""
     ends: np.ndarray
@@ -464,102 +520,358 @@ class Tiles(NamedTuple):
     """Index of the buffer (``PriceTable.buffers``)."""
 
     @classmethod
-    def of(cls, program: Program, found: Survey, rows: np.ndarray, table: PriceTable) -> Tiles:
-        """The tiles ``survey`` found, sized and placed by their defining statements."""
-        starts = np.array(found.starts, dtype=np.int64)
+    def placed(cls, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray, table: PriceTable) -> Tiles:
+        """The tiles living from ``starts`` to ``ends``, sized and placed by their defining statements."""
         defining = rows[starts]
         columns = table.columns
-        return cls(
-            found.tiles,
-            starts,
-            _last_uses(program, found.tiles),
-            columns.tile_bytes[defining],
-            columns.buffer[defining],
-        )
+        return cls(starts, ends, columns.tile_bytes[defining], columns.buffer[defining])
 
-    def named_in(self, buffer: int) -> set[str]:
-        """The names of the tiles living in ``buffer``."""
-        return set(compress(self.names, (self.buffers == buffer).tolist()))
+    def peaks(self, buffers: int) -> list[tuple[int, int] | None]:
+        """Per buffer index, the peak live bytes per partition and the first statement
+        where it occurs (None if no tile lives there)."""
+        return peak_live_by(self.starts, self.ends, self.sizes, self.buffers, buffers)
 
-    def peak(self, buffer: int) -> tuple[int, int, int] | None:
-        """The peak live bytes per partition of ``buffer``, the first statement where it
-        occurs and how many tiles are live there (None if no tile lives there)."""
+    def live_at(self, buffer: int, node: int) -> int:
+        """How many tiles of ``buffer`` are live at statement ``node``."""
         held = self.buffers == buffer
-        if not held.any():
-            return None
-        starts, ends = self.starts[held], self.ends[held]
-        used, node = peak_live(starts, ends, self.sizes[held])
-        return used, node, int(np.count_nonzero((starts <= node) & (node <= ends)))
+        return int(np.count_nonzero((self.starts[held] <= node) & (node <= self.ends[held])))
 
 
 def _last_uses(program: Program, names: list[str]) -> np.ndarray:
-    """The last statement mentioning each of ``names`` (without a Python-level loop: the
-    last operand mentioning each variable, then the statement holding that operand)."""
-    operands = list(map(OPERANDS, program.statements))
-    last = dict(zip(map(VAR, chain.from_iterable(operands)), count(), strict=False))
-    ends = np.fromiter(accumulate(map(len, operands)), dtype=np.int64, count=len(operands))
-    flat = np.fromiter(map(last.__getitem__, names), dtype=np.int64, count=len(names))
-    return np.searchsorted(ends, flat, side="right")
+    """The last statement mentioning each of ``names``."""
+    last: dict[str, int] = {}
+    for node, (_, operands, _, _) in enumerate(program.statements):
+        for var, _ in operands:
+            last[var] = node
+    return np.fromiter(map(last.__getitem__, names), dtype=np.int64, count=len(names))
 
 
-OPERANDS, VAR = itemgetter(1), itemgetter(0)
-"""The operands of a ``Statement``; the variable of an ``Operand``."""
+def _ends_by_statement(statements: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
+    """Per statement, the last use of the tile it defines (-1: none); None if a statement
+    defines two tiles (an op writing two operands)."""
+    out = np.full(statements, -1, dtype=np.int64)
+    out[starts] = ends
+    return out if np.count_nonzero(out >= 0) == len(starts) else None
+
+
+def _derived_ends(
+    ends: np.ndarray, parent: Program, program: Program, derivation: Derivation
+) -> np.ndarray | None:
+    """``_ends_by_statement`` of ``program`` from its parent's (``ends``): a tile no edit
+    touched keeps its statements, shifted, so its definition and last use are the
+    parent's, shifted; a touched tile is mentioned only by dirty statements (the
+    derivation marks every statement mentioning a touched on-chip variable), so its
+    last use is the last of those. None when that does not hold."""
+    new_of = derivation.new_of
+    if derivation.gone:  # derivations never reorder: positions shift past the removed ones
+        gone = np.array(sorted(derivation.gone), dtype=np.int64)
+        out = np.delete(ends, gone)
+        held = out >= 0
+        kept = out[held]
+        out[held] = kept - np.searchsorted(gone, kept)  # a removed last use is a touched tile's
+    else:  # nothing removed: same positions
+        out = ends.copy()
+    tiles: set[str] = set()
+    for var in derivation.touched:
+        was = parent.variables.get(var)
+        if was is not None and was.kind == INTERMEDIATE and was.defined_by is not None:
+            at = new_of[was.defined_by]
+            if at >= 0:
+                out[at] = -1
+        now = program.variables.get(var)
+        if now is not None and now.kind == INTERMEDIATE:
+            tiles.add(var)
+    if not tiles:
+        return out
+    last: dict[str, int] = {}
+    statements = program.statements
+    for node in derivation.dirty:
+        for var, _ in statements[node].operands:
+            if var in tiles and last.get(var, -1) < node:
+                last[var] = node
+    variables = program.variables
+    for var in tiles:
+        start = variables[var].defined_by
+        if start is None or out[start] >= 0 or last.get(var, -1) < start:
+            return None
+        out[start] = last[var]
+    return out
+
+
+# -- PSUM ---------------------------------------------------------------------------------
+class Placement:
+    """Which variables of a program live in PSUM: a tile where its defining statement
+    puts it, an HBM tensor a fragment writes where its first write puts it (found on
+    demand: only the variables read by an engine that reads SBUF only matter)."""
+
+    def __init__(self, program: Program, rows: np.ndarray, table: PriceTable) -> None:
+        self.program = program
+        self.rows = rows
+        self.buffer_of_row = table.columns.buffer
+        self.psum = table.buffers.index("psum") if "psum" in table.buffers else -1
+        self.known: dict[str, bool] = {}
+
+    def in_psum(self, var: str) -> bool:
+        """Whether ``var`` lives in PSUM."""
+        found = self.known.get(var)
+        if found is None:
+            found = self.known[var] = self._in_psum(var)
+        return found
+
+    def _in_psum(self, var: str) -> bool:
+        info = self.program.variables.get(var)
+        if info is None or info.kind == PARAM or self.psum < 0:
+            return False
+        start = info.defined_by
+        if start is None:
+            start = next((n for n, s in enumerate(self.program.statements) if s.dst.var == var), None)
+        return start is not None and int(self.buffer_of_row[self.rows[start]]) == self.psum
+
+
+def _evictions(
+    program: Program, rows: np.ndarray, table: PriceTable, nodes: np.ndarray, out: dict[int, list[Task]]
+) -> dict[int, list[Task]]:
+    """Set in ``out``, per statement of ``nodes`` that has some, the Vector Engine copies
+    evicting the PSUM tiles it reads to SBUF (a new list: runs share theirs)."""
+    placement = Placement(program, rows, table)
+    known, in_psum = placement.known, placement.in_psum
+    prices, statements, data = table.prices, program.statements, program.incoming[0]
+    nodes = nodes[table.columns.evicts[rows[nodes]]]
+    for node, row in zip(nodes.tolist(), rows[nodes].tolist(), strict=True):
+        operands = statements[node].operands
+        tasks = []
+        for position, seconds, _ in prices[row].evictions:
+            var = operands[position].var
+            psum = known.get(var)
+            if psum if psum is not None else in_psum(var):
+                sources = tuple([src for src, use in data[node] if use.position == position])
+                tasks.append(Task("vector", seconds, sources))
+        if tasks:
+            out[node] = tasks
+    return out
+
+
+def _derived_evictions(
+    inserted: Mapping[int, list[Task]], derivation: Derivation, dirty: Set[int]
+) -> dict[int, list[Task]]:
+    """The evictions of a derived program's statements that are not dirty, from its
+    parent's (``inserted``): such a statement reads what it read in the parent, from the
+    same producers, shifted (``Trn2CostModel._derived`` makes sure the rest agrees)."""
+    new_of = derivation.new_of
+    shift = min(derivation.gone, default=len(new_of))
+    out: dict[int, list[Task]] = {}
+    for node, tasks in inserted.items():
+        new = new_of[node]
+        if new < 0 or new in dirty:
+            continue
+        if node < shift:  # before the first removed statement: nothing moved
+            out[node] = tasks
+        else:
+            out[new] = [
+                Task(engine, seconds, tuple([new_of[d] for d in deps])) for engine, seconds, deps in tasks
+            ]
+    return out
 
 
 # -- the model ----------------------------------------------------------------------------
+class Run(NamedTuple):
+    """What ``estimate`` keeps of a program, for the programs derived from it."""
+
+    program: weakref.ref[Program]
+    table: PriceTable
+    signature: tuple[str, ...]
+    rows: np.ndarray
+    ends: np.ndarray | None
+    """``_ends_by_statement`` (None: derived programs are estimated in full)."""
+    inserted: dict[int, list[Task]]
+    """The evictions before each statement (``_evictions``)."""
+    trace: Trace
+    report: CostReport
+
+
+_RUN_BUDGET = 1_000_000
+"""Statements the kept runs of a cost model may hold in all."""
+
+
+class Runs:
+    """The runs of recently estimated programs, by identity (a ``Program`` hashes by its
+    canonical hash, so equal programs would share a ``WeakKeyDictionary`` entry): each is
+    dropped when its program dies, and the least recently used ones when they hold more
+    than ``budget`` statements."""
+
+    def __init__(self, budget: int = _RUN_BUDGET) -> None:
+        self.budget = budget
+        self.held = 0
+        self.by_id: OrderedDict[int, Run] = OrderedDict()
+        self.lock = threading.RLock()  # a program may die (and be forgotten) in any thread
+
+    def get(self, program: Program) -> Run | None:
+        """The run of ``program`` (marked recently used), if kept."""
+        key = id(program)
+        with self.lock:
+            run = self.by_id.get(key)
+            if run is None or run.program() is not program:
+                return None
+            self.by_id.move_to_end(key)
+            return run
+
+    def put(self, program: Program, run: Run) -> None:
+        """Keep ``run``, the run of ``program``."""
+        key = id(program)
+        with self.lock:
+            self.drop(key)
+            self.by_id[key] = run
+            self.held += len(run.rows)
+            while self.held > self.budget and len(self.by_id) > 1:
+                _, oldest = self.by_id.popitem(last=False)
+                self.held -= len(oldest.rows)
+        weakref.finalize(program, _forget, weakref.ref(self), key).atexit = False
+
+    def drop(self, key: int) -> None:
+        """Forget the run of the program ``key`` (its id)."""
+        with self.lock:
+            run = self.by_id.pop(key, None)
+            if run is not None:
+                self.held -= len(run.rows)
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
+
+def _forget(runs: weakref.ref[Runs], key: int) -> None:
+    """A program died: its run goes (the finalizer holds its ``Runs`` weakly, so a
+    dropped cost model does not live on with the programs it estimated)."""
+    found = runs()
+    if found is not None:
+        found.drop(key)
+
+
 class Trn2CostModel:
-    """The analytic Trainium2 cost model (see the module docstring)."""
+    """The analytic Trainium2 cost model (see the module docstring: a program derived
+    from one it estimated is estimated from the parent's ``Run``)."""
 
     name = "trn2"
 
     def __init__(self) -> None:
         self._memo = PriceMemo()
+        self._runs = Runs()
+        self._lock = threading.Lock()  # one estimate at a time: the caches are shared
 
     def estimate(self, program: Program) -> CostReport:
+        with self._lock:
+            run = self._runs.get(program)
+            if run is None:
+                run = self._derived(program) or self._full(program)
+                self._runs.put(program, run)
+            return run.report
+
+    def _full(self, program: Program) -> Run:
         facts = _facts(program)
         found = survey(program)
         table = self._memo.table(found.signature)
         rows = table.rows(program)
         columns = table.columns
-        tiles = Tiles.of(program, found, rows, table)
-        psum = _psum(program, found, tiles, rows, table)
-        schedule = node_schedule(
+        starts = np.array(found.starts, dtype=np.int64)
+        ends = _last_uses(program, found.tiles)
+        inserted = _evictions(program, rows, table, np.arange(len(rows)), {})
+        schedule, trace = traced_schedule(
             columns.queue[rows].tolist(),
             table.engines,
             columns.seconds[rows].tolist(),
             *_edges(program),
-            _evictions(program, rows, table, psum),
+            inserted,
         )
-        uses = np.bincount(rows, minlength=len(table.prices))
-        dtypes = {table.prices[row].peak_dtype for row in np.flatnonzero(uses).tolist()}
-        peak_dtypes = [d for d in dtypes if d is not None]
-        peak = max((peak_flops(facts, d) for d in peak_dtypes), default=peak_flops(facts, "bfloat16"))
-        moved, flops = int(uses @ columns.bytes), int(uses @ columns.flops)
-        return self._report(program, facts, schedule, moved, flops, peak, tiles, table.buffers)
+        report = self._report(program, facts, schedule, rows, Tiles.placed(starts, ends, rows, table), table)
+        ends_by_statement = _ends_by_statement(len(rows), starts, ends)
+        return Run(
+            weakref.ref(program), table, found.signature, rows, ends_by_statement, inserted, trace, report
+        )
+
+    def _derived(self, program: Program) -> Run | None:
+        """The run of ``program`` from its parent's (None: estimate it in full). The
+        statements before the first dirty or removed one are the parent's; the others
+        that are not dirty are the parent's too, shifted, with the same edges and tiles
+        (the derivation marks every statement whose statement, edges or on-chip
+        variables changed), so they keep their prices and evictions when the dirty
+        statements keep their context (``PriceTable.derived_rows``) and the touched
+        variables their dtypes and placement; else they are looked up by node key."""
+        derivation = program.derivation
+        parent = derivation.parent() if derivation is not None else None
+        before = self._runs.get(parent) if parent is not None else None
+        if derivation is None or parent is None or before is None or before.ends is None:
+            return None
+        touched = derivation.touched
+        if not _same_hbm(parent, program, touched):
+            return None
+        table = self._memo.table(before.signature)
+        if table is not before.table:  # the price memo was emptied
+            return None
+        ends = _derived_ends(before.ends, parent, program, derivation)
+        if ends is None:
+            return None
+        n = len(program.statements)
+        dirty = sorted(derivation.dirty)
+        start = before.trace.resume_point(min(dirty[0] if dirty else n, min(derivation.gone, default=n)))
+        rows = (
+            table.derived_rows(program, before.rows, derivation, dirty)
+            if _same_dtypes(parent, program, touched)
+            else None
+        )
+        if rows is not None:
+            inserted = _derived_evictions(before.inserted, derivation, derivation.dirty)
+            looked_at = np.array(dirty, dtype=np.int64)
+        else:
+            rows = table.rows(program, start, before.rows)
+            inserted = {node: tasks for node, tasks in before.inserted.items() if node < start}
+            looked_at = np.arange(start, n)
+        if not _same_placement(parent, before.rows, program, rows, table, touched):
+            return None
+        _evictions(program, rows, table, looked_at, inserted)
+        columns = table.columns
+        resumed = rows[start:]
+        schedule, trace = traced_schedule(
+            columns.queue[resumed].tolist(),
+            table.engines,
+            columns.seconds[resumed].tolist(),
+            *_edges(program),
+            inserted,
+            before.trace,
+            start,
+        )
+        starts = np.flatnonzero(ends >= 0)
+        tiles = Tiles.placed(starts, ends[starts], rows, table)
+        report = self._report(program, _facts(program), schedule, rows, tiles, table)
+        return Run(weakref.ref(program), table, before.signature, rows, ends, inserted, trace, report)
 
     def _report(
         self,
         program: Program,
         facts: Mapping[str, Any],
         schedule: Schedule,
-        moved: int,
-        flops: int,
-        peak: float,
+        rows: np.ndarray,
         tiles: Tiles,
-        buffers: list[str],
+        table: PriceTable,
     ) -> CostReport:
+        columns = table.columns
+        uses = np.bincount(rows, minlength=len(table.prices))
+        dtypes = {table.prices[row].peak_dtype for row in np.flatnonzero(uses).tolist()}
+        peak_dtypes = [d for d in dtypes if d is not None]
+        peak = max((peak_flops(facts, d) for d in peak_dtypes), default=peak_flops(facts, "bfloat16"))
         target = program.target
         reasons = []
         used: dict[str, int] = {}
+        buffers = table.buffers
+        peaks = tiles.peaks(len(buffers))
         for buffer, capacity in (
             ("sbuf", target.sbuf_bytes_per_partition),
             ("psum", target.psum_bytes_per_partition),
         ):
-            peak_of = tiles.peak(buffers.index(buffer)) if buffer in buffers else None
+            peak_of = peaks[buffers.index(buffer)] if buffer in buffers else None
             if peak_of is None:
                 continue
-            used[buffer], node, live = peak_of
+            used[buffer], node = peak_of
             if used[buffer] > capacity:
+                live = tiles.live_at(buffers.index(buffer), node)
                 reasons.append(
                     f"peak {buffer.upper()} {used[buffer] / 1024:.1f} KiB per partition at statement "
                     f"{node} ({live} live tiles) exceeds {capacity / 1024:.1f} KiB on {target.name}"
@@ -569,8 +881,8 @@ class Trn2CostModel:
             target=target.name,
             seconds=schedule.seconds,
             engine_seconds=schedule.busy,
-            bytes_moved=moved,
-            flops=flops,
+            bytes_moved=int(uses @ columns.bytes),
+            flops=int(uses @ columns.flops),
             peak_flops=peak,
             knee=peak / bandwidth(facts),
             statements=len(program.statements),
@@ -583,10 +895,51 @@ class Trn2CostModel:
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Trn2CostModel, ())  # sent to worker processes without its price cache
+        return (Trn2CostModel, ())  # sent to worker processes without its caches
 
     def __repr__(self) -> str:
         return "<cost model trn2>"
+
+
+def _same_hbm(parent: Program, program: Program, touched: Set[str]) -> bool:
+    """Whether the touched variables that live in HBM keep their kind and dtype (so the
+    programs have one ``Survey.signature``)."""
+    for var in touched:
+        was, now = parent.variables.get(var), program.variables.get(var)
+        in_hbm = [info.kind != INTERMEDIATE for info in (was, now) if info is not None]
+        if any(in_hbm) and (was is None or now is None or (was.kind, was.dtype) != (now.kind, now.dtype)):
+            return False
+    return True
+
+
+def _same_dtypes(parent: Program, program: Program, touched: Set[str]) -> bool:
+    """Whether the touched tiles keep their dtypes: then so does every other tile, whose
+    dtype follows unchanged statements up to a touched variable or an HBM tensor."""
+    was, now = Pricing(parent), Pricing(program)
+    for var in touched:
+        old, new = parent.variables.get(var), program.variables.get(var)
+        both = old is not None and new is not None and old.kind == INTERMEDIATE == new.kind
+        if both and was.dtype(var) != now.dtype(var):
+            return False
+    return True
+
+
+def _same_placement(
+    parent: Program,
+    parent_rows: np.ndarray,
+    program: Program,
+    rows: np.ndarray,
+    table: PriceTable,
+    touched: Set[str],
+) -> bool:
+    """Whether the touched HBM tensors stay where they were (a tile read before the first
+    change is defined before it; an HBM tensor's first write need not be)."""
+    was, now = Placement(parent, parent_rows, table), Placement(program, rows, table)
+    return all(
+        was.in_psum(var) == now.in_psum(var)
+        for var in touched
+        if (info := program.variables.get(var)) is not None and info.kind != INTERMEDIATE
+    )
 
 
 def _edges(program: Program) -> tuple[Edges, Edges]:
@@ -594,32 +947,6 @@ def _edges(program: Program) -> tuple[Edges, Edges]:
     (``Program.incoming``: the schedule needs only the sources, not ``pred_of``'s sorted
     union per statement)."""
     return program.incoming
-
-
-def _psum(program: Program, found: Survey, tiles: Tiles, rows: np.ndarray, table: PriceTable) -> set[str]:
-    """The variables living in PSUM: tiles, and HBM tensors a fragment first writes from
-    the Tensor Engine (a variable lives where its first write puts it)."""
-    out = tiles.named_in(table.buffers.index("psum")) if "psum" in table.buffers else set()
-    for name, start in found.written:
-        if start is None:
-            start = next((n for n, s in enumerate(program.statements) if s.dst.var == name), None)
-        if start is not None and table.prices[rows[start]].buffer == "psum":
-            out.add(name)
-    return out
-
-
-def _evictions(
-    program: Program, rows: np.ndarray, table: PriceTable, psum: set[str]
-) -> dict[int, list[Task]]:
-    """Per statement, the Vector Engine copies evicting the PSUM tiles it reads to SBUF."""
-    out: dict[int, list[Task]] = {}
-    for node in np.flatnonzero(table.columns.evicts[rows]).tolist():
-        operands = program.statements[node].operands
-        for position, seconds, _ in table.prices[rows[node]].evictions:
-            if operands[position].var in psum:
-                sources = tuple(src for src, at in program.producers(node) if at == position)
-                out.setdefault(node, []).append(Task("vector", seconds, sources))
-    return out
 
 
 @hookimpl

@@ -55,6 +55,30 @@ def peak_live(starts: ArrayLike, ends: ArrayLike, sizes: ArrayLike) -> tuple[int
     return int(live[where]), where
 
 
+def peak_live_by(
+    starts: ArrayLike, ends: ArrayLike, sizes: ArrayLike, groups: ArrayLike, count: int
+) -> list[tuple[int, int] | None]:
+    """``peak_live`` of the intervals of each group ``0 .. count - 1`` (``groups[i]``:
+    the group of interval ``i``, e.g. its buffer) in one sweep; None for a group without
+    intervals."""
+    starts, ends, groups = np.asarray(starts), np.asarray(ends), np.asarray(groups)
+    sizes = np.asarray(sizes, dtype=np.float64)
+    if not len(starts):
+        return [None] * count
+    length = int(ends.max()) + 2
+    base = groups * length
+    # one running sum over the groups end to end: each group's intervals all close
+    # within its row, so the sum is back at 0 where the next group's row starts (exact:
+    # integers far below 2**53, summed as integers: faster)
+    delta = np.bincount(base + starts, weights=sizes, minlength=count * length) - np.bincount(
+        base + ends + 1, weights=sizes, minlength=count * length
+    )
+    live = np.cumsum(delta.astype(np.int64)).reshape(count, length)
+    where = np.argmax(live, axis=1).tolist()
+    present = np.bincount(groups, minlength=count).tolist()
+    return [(int(live[group, at]), at) if present[group] else None for group, at in enumerate(where)]
+
+
 def live_at(node: int, intervals: Iterable[Interval]) -> tuple[str, ...]:
     """The tiles live at statement ``node``, sorted."""
     return tuple(sorted(iv.var for iv in intervals if iv.start <= node <= iv.end))

@@ -21,12 +21,19 @@ the equivalent task list.
 ...                   [(), (), ((0, "a"), (1, "b"))], [(), (), ()], {2: [Task("vector", 0.5, (1,))]})
 >>> s.seconds, dict(s.busy), s.finish
 (5.5, {'dma': 4.0, 'vector': 0.5, 'tensor': 1.0}, (2.0, 4.0, 5.5))
+
+``traced_schedule`` also returns a ``Trace`` of the run (finish times, and the engine
+queues saved every ``CHECKPOINT_EVERY`` statements), from which the schedule of a
+program sharing the first statements resumes: only the statements from the checkpoint
+before the first difference on are scheduled again, with the same float additions in
+the same order, so the numbers are those of a run from the start.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -76,6 +83,36 @@ def list_schedule(tasks: Sequence[Task]) -> Schedule:
 Edges = Sequence[Sequence[tuple[int, Any]]]
 """Per statement, its incoming edges as ``(source statement, label)`` pairs."""
 
+CHECKPOINT_EVERY = 32
+"""A ``Trace`` saves the engine queues before every this many statements."""
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A ``traced_schedule`` run, kept so the schedule of a program whose first
+    statements are those of this one (same tasks, edges and inserted tasks) can resume
+    where they end instead of starting over: each statement's finish time, and the
+    engine queues (free time and busy sum per engine, and the makespan so far) saved
+    before every ``CHECKPOINT_EVERY`` statements. Resuming from a checkpoint repeats
+    the same float additions in the same order, so the numbers are those of a run from
+    the start."""
+
+    names: tuple[str, ...]
+    """The engine of each queue slot of the saved queues."""
+    finish: list[float]
+    """Per statement (never changed once the run is over)."""
+    saved: list[tuple[tuple[float, ...], tuple[float, ...], float]]
+    """Before statement ``i * CHECKPOINT_EVERY``: free time and busy seconds per slot, makespan."""
+    first: Mapping[str, tuple[int, int]]
+    """Per engine, its first task in the flattened order: (statement, place before it),
+    the statement's own task last (it orders ``Schedule.busy``)."""
+
+    def resume_point(self, changed: int) -> int:
+        """Where a program whose statements agree with this run's before ``changed``
+        resumes: the latest checkpoint at or before it (0: from the start)."""
+        point = min(changed, len(self.finish) - 1) // CHECKPOINT_EVERY
+        return max(0, min(point, len(self.saved) - 1)) * CHECKPOINT_EVERY
+
 
 def node_schedule(
     queues: Sequence[int],
@@ -91,84 +128,129 @@ def node_schedule(
     harmless) and after the tasks ``inserted[i]``, which are queued just before it and
     wait for the statements in their ``deps``. The same numbers as ``list_schedule`` on
     the flattened tasks."""
-    state = _Queues(queues, engines, inserted)
-    free, busy = state.free, state.busy
-    finish: list[float] = []
-    append = finish.append
+    return traced_schedule(queues, engines, seconds, data, order, inserted)[0]
+
+
+def traced_schedule(
+    queues: Sequence[int],
+    engines: Sequence[str],
+    seconds: Sequence[float],
+    data: Edges,
+    order: Edges,
+    inserted: Mapping[int, Sequence[Task]],
+    resume: Trace | None = None,
+    start: int = 0,
+) -> tuple[Schedule, Trace]:
+    """``node_schedule``, and the ``Trace`` to resume from. With ``resume`` (the trace of
+    a program whose statements before ``start`` are these, and ``start`` one of its
+    checkpoints, ``resume.resume_point``), the run starts at statement ``start``:
+    ``queues``, ``seconds`` cover the statements from ``start`` on, and ``data``,
+    ``order``, ``inserted`` are whole (indexed by statement; the tasks inserted before
+    ``start`` are the resumed run's)."""
+    assert not engines[0], "queue 0 is for statements without an engine"
+    if resume is None:
+        start = 0
+    assert start % CHECKPOINT_EVERY == 0
+    n = start + len(queues)
+    names = list(
+        dict.fromkeys([*engines, *(resume.names if start and resume else ()), *_engines_of(inserted)])
+    )
+    slot = {name: i for i, name in enumerate(names)}
+    free = [0.0] * len(names)
+    busy = [0.0] * len(names)
     end = 0.0
-    for queue, cost, into, after, before in zip(queues, seconds, data, order, state.inserted, strict=True):
-        start = free[queue]  # the slot of "no engine" stays at 0.0
-        if into:
-            for d, _ in into:
-                if finish[d] > start:
-                    start = finish[d]
-        if after:
-            for d, _ in after:
-                if finish[d] > start:
-                    start = finish[d]
-        if before is not None:
-            ready = state.run(before, finish)
-            if ready > start:
-                start = ready
-            if ready > end:
-                end = ready
-        done = start + cost
-        if queue:
-            busy[queue] += cost
-            free[queue] = done
-        append(done)
-        if done > end:
-            end = done
-    return Schedule(end, state.busy_by_engine(queues), tuple(finish))
+    finish: list[float]
+    first: dict[str, tuple[int, int]]
+    if start and resume is not None:
+        saved_free, saved_busy, end = resume.saved[start // CHECKPOINT_EVERY]
+        for name, was_free, was_busy in zip(resume.names, saved_free, saved_busy, strict=True):
+            free[slot[name]], busy[slot[name]] = was_free, was_busy
+        finish = resume.finish[:start]
+        saved = resume.saved[: start // CHECKPOINT_EVERY]
+        first = {name: at for name, at in resume.first.items() if at[0] < start}
+    else:
+        finish, saved, first = [], [], {}
+    if start:
+        inserted = {node: tasks for node, tasks in inserted.items() if node >= start}
+    before_of: list[Sequence[Task] | None] = [None] * len(queues)
+    for node, tasks in inserted.items():
+        before_of[node - start] = tasks
 
-
-class _Queues:
-    """Engine queues as list slots (0: no engine), and the tasks inserted per statement."""
-
-    def __init__(
-        self, queues: Sequence[int], engines: Sequence[str], inserted: Mapping[int, Sequence[Task]]
-    ) -> None:
-        assert not engines[0], "queue 0 is for statements without an engine"
-        names = list(engines)
-        names += [e for tasks in inserted.values() for e, _, _ in tasks if e not in names]
-        self.names = names
-        self.slot = {name: i for i, name in enumerate(names)}
-        self.free = [0.0] * len(names)
-        self.busy = [0.0] * len(names)
-        self.first: dict[int, tuple[int, int]] = {}
-        """Per engine slot, where its first task is in the flattened order: (statement,
-        place before it), the statement's own task last."""
-        self.inserted: list[Sequence[Task] | None] = [None] * len(queues)
-        for node, tasks in inserted.items():
-            self.inserted[node] = tasks
-            for place, (engine, _, _) in enumerate(tasks):
-                queue = self.slot[engine]
-                self.first[queue] = min(self.first.get(queue, (node, place)), (node, place))
-
-    def run(self, tasks: Sequence[Task], finish: list[float]) -> float:
-        """Queue inserted tasks (their deps are statements already scheduled); when the
-        last of them finishes."""
-        free, busy = self.free, self.busy
-        last = 0.0
-        for engine, cost, deps in tasks:
-            queue = self.slot[engine]
-            start = free[queue]
-            for d in deps:
-                if finish[d] > start:
-                    start = finish[d]
-            done = start + cost
+    append = finish.append
+    steps = zip(
+        queues, seconds, islice(data, start, None), islice(order, start, None), before_of, strict=False
+    )
+    for _ in range(start, n, CHECKPOINT_EVERY):
+        saved.append((tuple(free), tuple(busy), end))
+        for queue, cost, into, after, before in islice(steps, CHECKPOINT_EVERY):
+            begin = free[queue]  # the slot of "no engine" stays at 0.0
+            if into:
+                for d, _ in into:
+                    if finish[d] > begin:
+                        begin = finish[d]
+            if after:
+                for d, _ in after:
+                    if finish[d] > begin:
+                        begin = finish[d]
+            if before is not None:
+                ready = _run_inserted(before, slot, free, busy, finish)
+                if ready > begin:
+                    begin = ready
+                if ready > end:
+                    end = ready
+            done = begin + cost
             if queue:
                 busy[queue] += cost
                 free[queue] = done
-            if done > last:
-                last = done
-        return last
+            append(done)
+            if done > end:
+                end = done
+    assert len(finish) == n, "edges, queues and seconds disagree on the number of statements"
+    for name, at in _first_tasks(queues, names, inserted, start).items():
+        first.setdefault(name, at)  # a task before ``start`` comes first
+    used = sorted((at, name) for name, at in first.items() if name)
+    schedule = Schedule(end, MappingProxyType({name: busy[slot[name]] for _, name in used}), tuple(finish))
+    return schedule, Trace(tuple(names), finish, saved, first)
 
-    def busy_by_engine(self, queues: Sequence[int]) -> MappingProxyType[str, float]:
-        """Busy seconds per engine that ran a task, in the order engines were first used."""
-        for queue in set(queues):
-            node = queues.index(queue)
-            own = (node, len(self.inserted[node] or ()))
-            self.first[queue] = min(self.first.get(queue, own), own)
-        used = sorted((first, queue) for queue, first in self.first.items() if queue)
-        return MappingProxyType({self.names[queue]: self.busy[queue] for _, queue in used})
+
+def _run_inserted(
+    tasks: Sequence[Task], slot: Mapping[str, int], free: list[float], busy: list[float], finish: list[float]
+) -> float:
+    """Queue inserted tasks (their deps are statements already scheduled); when the last
+    of them finishes."""
+    last = 0.0
+    for engine, cost, deps in tasks:
+        queue = slot[engine]
+        begin = free[queue]
+        for d in deps:
+            if finish[d] > begin:
+                begin = finish[d]
+        done = begin + cost
+        if queue:
+            busy[queue] += cost
+            free[queue] = done
+        if done > last:
+            last = done
+    return last
+
+
+def _engines_of(inserted: Mapping[int, Sequence[Task]]) -> list[str]:
+    return [engine for tasks in inserted.values() for engine, _, _ in tasks]
+
+
+def _first_tasks(
+    queues: Sequence[int], names: Sequence[str], inserted: Mapping[int, Sequence[Task]], start: int
+) -> dict[str, tuple[int, int]]:
+    """Per engine, its first task from statement ``start`` on: (statement, place before
+    it), the statement's own task after its inserted ones."""
+    first: dict[str, tuple[int, int]] = {}
+    for node, tasks in inserted.items():
+        for place, (engine, _, _) in enumerate(tasks):
+            first[engine] = min(first.get(engine, (node, place)), (node, place))
+    if not isinstance(queues, list):
+        queues = list(queues)
+    for queue in set(queues):
+        node = start + queues.index(queue)
+        own = (node, len(inserted.get(node, ())))
+        first[names[queue]] = min(first.get(names[queue], own), own)
+    return first
