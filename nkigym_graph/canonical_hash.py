@@ -30,7 +30,8 @@ class _KeyMaker:
 
     def __init__(self, statements: Sequence[Statement], variables: Mapping[str, Variable]) -> None:
         self.statements = statements
-        self.internal = {name for name, info in variables.items() if info.kind == INTERMEDIATE}
+        self.variables = variables
+        self.internal: dict[str, bool] = {}  # variable -> is an on-chip intermediate
         self.text: dict[object, str] = {}  # repr cache: slices and attrs repeat across statements
 
     def key(
@@ -45,7 +46,11 @@ class _KeyMaker:
         head = (stmt.op.name, stmt.attrs, stmt.accumulate)
         parts = [text.get(head) or text.setdefault(head, repr(head))]
         for position, (var, slices) in enumerate(stmt.operands):
-            if var in internal:
+            inside = internal.get(var)
+            if inside is None:
+                info = self.variables.get(var)
+                inside = internal[var] = info is not None and info.kind == INTERMEDIATE
+            if inside:
                 found = [keys[src] for src, use in data_in if use.position == position]
                 ident = "~" + ",".join(sorted(found)) if len(found) > 1 else "~" + "".join(found)
             else:

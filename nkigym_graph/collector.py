@@ -27,8 +27,8 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-RELAXED_THRESHOLDS = (50_000, 20, 20)
-"""Collector thresholds during a search: young collections after 50k allocations
+RELAXED_THRESHOLDS = (100_000, 20, 20)
+"""Collector thresholds during a search: young collections after 100k allocations
 (instead of 700), full ones rarely."""
 
 

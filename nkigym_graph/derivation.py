@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence, Set
 from typing import TYPE_CHECKING, NamedTuple
 
 from nkigym_graph.dependencies import Dependencies, Use, build_dependencies
-from nkigym_graph.statement import Statement
+from nkigym_graph.statement import Operand, Statement
 from nkigym_graph.variables import Variable, check_arity, record_write
 from nkigym_graph.verify import Describe, check_dependencies, check_returns, check_statements
 
@@ -51,7 +51,12 @@ class Derivation(NamedTuple):
     changed: frozenset[int]
     """Positions whose statement differs from the parent's."""
     dirty: frozenset[int]
-    """Positions whose statement or incoming edges were recomputed."""
+    """Positions whose statement or incoming edges changed, or that mention an on-chip
+    tile the edit touched (its writers or readers may have changed)."""
+    altered: frozenset[int]
+    """The part of ``dirty`` whose statement, incoming edges, or the definition of a
+    variable they mention changed (what a statement's Merkle key and merge signature
+    depend on); the readers of a tile that only gained or lost other readers are not."""
     touched: frozenset[str]
     """Variables whose definition and edges were recomputed."""
     keys: tuple[str, ...] | None
@@ -114,7 +119,9 @@ def derive_program(
     # what a statement's analyses depend on: its statement, its edges, and the records,
     # writers and readers of its on-chip tiles (an HBM tensor's readers do not matter)
     on_chip = {var for var in tracked if var not in table or not table[var].external}
-    dirty = changed | rewired | _mentioning_any(statements, nodes, redefined | on_chip)
+    rewritten = {o.var for node in changed for o in _writes(statements[node])} & tracked
+    altered = changed | rewired | _mentioning_any(statements, nodes, redefined | rewritten)
+    dirty = altered | _mentioning_any(statements, nodes, on_chip)
     derivation = Derivation(
         parent=weakref.ref(parent),
         old_of=order,
@@ -122,6 +129,7 @@ def derive_program(
         gone=tuple(gone),
         changed=frozenset(changed),
         dirty=frozenset(dirty),
+        altered=frozenset(altered),
         touched=frozenset(touched),
         keys=parent._keys,
     )
@@ -151,6 +159,15 @@ def _redefined(
         ):
             out.add(var)
     return out
+
+
+def _new_variable(fields: tuple) -> Variable:
+    """``Variable(*fields)`` without the keyword handling of the generated constructor."""
+    return tuple.__new__(Variable, fields)
+
+
+def _writes(stmt: Statement) -> list[Operand]:
+    return [stmt.operands[p] for p in stmt.op.write_positions]
 
 
 def _mentioning_any(statements: Sequence[Statement], nodes: Sequence[int], variables: Set[str]) -> set[int]:
@@ -193,7 +210,7 @@ def _define_variables(
         if name in tracked and defined_by is not None:
             continue  # redefined below
         if defined_by is not None and defined_by >= shift_from:
-            info = Variable(name, info.kind, info.shape, info.dtype, new_of[defined_by], info.external)
+            info = _new_variable((name, info.kind, info.shape, info.dtype, new_of[defined_by], info.external))
         table[name] = info
     counts: dict[str, int] = {}
     for node in nodes:

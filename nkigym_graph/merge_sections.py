@@ -4,7 +4,7 @@ A section groups the statements of one op by merge signature (see
 ``nkigym_graph.merge``); each group lists its members by coordinate and the adjacent
 pairs within the op's limit, in stable ids (``nkigym_graph.analysis.StableIds``). A
 rewrite changes the signatures of the statements it edits or whose variables it
-touches (``Derivation.dirty``): only the groups those statements leave or join are
+touches (``Derivation.altered``): only the groups those statements leave or join are
 rebuilt; the others are kept as they are. A rewrite elsewhere can create or break a
 path between two statements, but only through a dirty statement between them (edges
 into the others are unchanged), so a group's dependency verdicts are kept unless a
@@ -72,7 +72,7 @@ class Section(NamedTuple):
         """This section in the snapshot ``derivation`` leads to (analysed by
         ``analysis``, with ``ids``); ``before`` analyses the parent; ``dirty_nodes``
         are the dirty statements of this section's op."""
-        axis, dirty, groups = self.axis, derivation.dirty, self.groups
+        axis, dirty, groups = self.axis, derivation.altered, self.groups
         affected = set()
         for old in (*derivation.gone, *(derivation.old_of[n] for n in dirty)):
             sig = before.signature(old, axis)

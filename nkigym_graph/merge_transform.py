@@ -64,7 +64,7 @@ class MergeTransform(Transform):
         before = previous.state
         analysis, ids = MergeAnalysis(program), before.ids.derived(derivation)
         dirty_of: dict[str, list[int]] = {}
-        for node in sorted(derivation.dirty):
+        for node in sorted(derivation.altered):
             dirty_of.setdefault(program.statements[node].op.name, []).append(node)
         sections = {}
         for axis, nodes in self._work(program):

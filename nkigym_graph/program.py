@@ -244,7 +244,7 @@ class Program:
                     self._order_in,
                     parent_keys,
                     derivation.old_of,
-                    derivation.dirty,
+                    derivation.altered,
                 )
             else:
                 keys = node_keys(self.statements, self.variables, self._data_in, self._order_in)

@@ -92,7 +92,7 @@ class DataReuse(Transform):
             return None
         before = previous.state
         ids = before.ids.derived(derivation)
-        dirty, old_of = derivation.dirty, derivation.old_of
+        dirty, old_of = derivation.altered, derivation.old_of
         affected: set[Region] = set()
         for old in (*derivation.gone, *(old_of[n] for n in dirty)):
             region = _region(before.statements[old])
