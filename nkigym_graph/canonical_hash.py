@@ -11,6 +11,7 @@ change of op, slice, parameter, output or dependency changes it. One pass, linea
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from hashlib import blake2b
 
@@ -87,36 +88,38 @@ def derived_node_keys(
     parent_keys: Sequence[str],
     old_of: Sequence[int],
     dirty: Iterable[int],
+    candidates: Callable[[int], Iterable[int]],
 ) -> list[str]:
     """``node_keys`` of a program derived from a parent whose keys are known: a node
     keeps its parent's key (``parent_keys[old_of[node]]``) unless it is ``dirty`` or
-    reads from or is ordered after a node whose key changed."""
+    reads from or is ordered after a node whose key changed.
+
+    Work proceeds from the dirty nodes in program order; when a key changes, the
+    nodes that may depend on it (``candidates(node)``: a superset of its successors,
+    e.g. every later statement mentioning one of its variables) are revisited if they
+    have an edge from it. Untouched nodes are never visited."""
     maker = _KeyMaker(statements, variables)
-    dirty = set(dirty)
-    changed = bytearray(len(statements))  # 1 where a node's key differs from its parent's
-    first = min(dirty, default=len(statements))
-    keys = [parent_keys[old] for old in old_of[:first]]
-    for node in range(first, len(statements)):
-        incoming, ordered = data_in[node], order_in[node]
-        old_key = parent_keys[old_of[node]]
-        recompute = node in dirty
-        if not recompute:
-            for src, _ in incoming:
-                if changed[src]:
-                    recompute = True
-                    break
-            else:
-                for src, _ in ordered:
-                    if changed[src]:
-                        recompute = True
-                        break
-        if recompute:
-            key = maker.key(node, incoming, ordered, keys)
-            changed[node] = key != old_key
-            keys.append(key)
-        else:
-            keys.append(old_key)
+    keys = [parent_keys[old] for old in old_of]
+    queue = sorted(set(dirty))
+    queued = set(queue)
+    heapq.heapify(queue)
+    while queue:
+        node = heapq.heappop(queue)
+        key = maker.key(node, data_in[node], order_in[node], keys)
+        if key == keys[node]:
+            continue
+        keys[node] = key
+        for later in candidates(node):
+            if later > node and later not in queued and _has_edge_from(node, data_in[later], order_in[later]):
+                queued.add(later)
+                heapq.heappush(queue, later)
     return keys
+
+
+def _has_edge_from(
+    node: int, data_in: Sequence[tuple[int, Use]], order_in: Sequence[tuple[int, str]]
+) -> bool:
+    return any(src == node for src, _ in data_in) or any(src == node for src, _ in order_in)
 
 
 def program_key(

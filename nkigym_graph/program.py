@@ -245,12 +245,26 @@ class Program:
                     parent_keys,
                     derivation.old_of,
                     derivation.altered,
+                    self._later_mentions,
                 )
             else:
                 keys = node_keys(self.statements, self.variables, self._data_in, self._order_in)
             object.__setattr__(self, "_keys", tuple(keys))
         assert self._keys is not None
         return self._keys
+
+    def _later_mentions(self, node: int) -> list[int]:
+        """Later statements that read what ``node`` writes or write what it mentions (a
+        superset of its successors in the DAG)."""
+        index = self.index
+        stmt = self.statements[node]
+        writes = {stmt.operands[p].var for p in stmt.op.write_positions}
+        out: list[int] = []
+        for var in {operand.var for operand in stmt.operands}:
+            out.extend(n for n in index.writers.get(var, ()) if n > node)
+            if var in writes:
+                out.extend(n for n, _ in index.consumers.get(var, ()) if n > node)
+        return out
 
     @property
     def canonical_hash(self) -> str:
