@@ -72,18 +72,19 @@ def _mentioned(stmt: Statement) -> set[str]:
 
 
 def derive_program(
-    parent: Program, order: Sequence[int], statements: Sequence[Statement], edited: Set[int]
+    parent: Program,
+    gone: Sequence[int],
+    statements: Sequence[Statement],
+    edited: Set[int],
 ) -> Program:
-    """The snapshot whose statements are ``statements``: the parent's statements at
-    ``order`` (ascending parent positions), with those at ``edited`` (parent positions)
-    changed. Raises ``VerificationError`` like a full build."""
+    """The snapshot whose statements are ``statements``: the parent's statements but
+    those at ``gone`` (ascending parent positions), in order, with those at ``edited``
+    (parent positions) changed. Raises ``VerificationError`` like a full build."""
     from nkigym_graph.program import Program
 
     n_old = len(parent.statements)
-    new_of = [-1] * n_old
-    for new, old in enumerate(order):
-        new_of[old] = new
-    gone = [old for old in range(n_old) if new_of[old] < 0]
+    order = ascending_without(n_old, gone)
+    new_of = _positions_after(n_old, gone)
     changed = {new_of[old] for old in edited if new_of[old] >= 0}
     shift_from = min(gone, default=n_old)
     old_statements = parent.statements
@@ -134,6 +135,30 @@ def derive_program(
         keys=parent._keys,
     )
     return Program._assemble(parent, tuple(statements), table, data_in, order_in, derivation)
+
+
+def ascending_without(n: int, gone: Sequence[int]) -> list[int]:
+    """``0 .. n-1`` without the ascending positions ``gone``, built a run at a time."""
+    out: list[int] = []
+    start = 0
+    for missing in gone:
+        out.extend(range(start, missing))
+        start = missing + 1
+    out.extend(range(start, n))
+    return out
+
+
+def _positions_after(n_old: int, gone: Sequence[int]) -> list[int]:
+    """Each parent position's position once the ascending ``gone`` ones are dropped
+    (-1 for those), built a run at a time."""
+    new_of: list[int] = []
+    start = 0
+    for shift, missing in enumerate(gone):
+        new_of.extend(range(start - shift, missing - shift))
+        new_of.append(-1)
+        start = missing + 1
+    new_of.extend(range(start - len(gone), n_old - len(gone)))
+    return new_of
 
 
 def _redefined(

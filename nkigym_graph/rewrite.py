@@ -11,11 +11,12 @@ is refused with the cycle named.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 from collections.abc import Iterable, Sequence
 
-from nkigym_graph.derivation import derive_program
+from nkigym_graph.derivation import ascending_without, derive_program
 from nkigym_graph.errors import TransformError, VerificationError
 from nkigym_graph.program import Program
 from nkigym_graph.statement import Statement
@@ -56,15 +57,22 @@ def apply_edits(program: Program, edits: Iterable[Edit], transform: str = "edit"
         edited.update(program.writers_of(var))
         edited.update(node for node, _ in program.consumers_of(var))
     old = program.statements
-    statements = [
-        (replace[node] if node in replace else _renamed(old[node], renames)) if node in edited else old[node]
-        for node in order
-    ]
+
+    def edited_statement(node: int) -> Statement:
+        return replace[node] if node in replace else _renamed(old[node], renames)
+
     try:
-        changes = len(edited) + len(program.statements) - len(order)
-        if moved or changes > max(_DERIVE_ALWAYS, _DERIVE_LIMIT * len(order)):
-            return program.replace(statements=statements)  # a full build is cheaper
-        return derive_program(program, order, statements, edited)
+        changes = len(edited) + len(old) - len(order)
+        if moved or changes > max(_DERIVE_ALWAYS, _DERIVE_LIMIT * len(order)):  # a full build is cheaper
+            return program.replace(
+                statements=[edited_statement(node) if node in edited else old[node] for node in order]
+            )
+        gone = sorted(remove.union(keeper_of))
+        statements = list(map(old.__getitem__, order))
+        for node in edited:
+            if node not in keeper_of and node not in remove:
+                statements[node - bisect.bisect_left(gone, node)] = edited_statement(node)
+        return derive_program(program, gone, statements, edited)
     except VerificationError as err:
         raise TransformError(f"{transform} produced an invalid program: {err}") from err
 
@@ -92,7 +100,7 @@ def _linear_order(program: Program, keeper_of: dict[int, int], remove: set[int])
     statement had to move (otherwise the order is ascending)."""
     n = len(program.statements)
     if not keeper_of:
-        return [node for node in range(n) if node not in remove], False
+        return ascending_without(n, sorted(remove)), False
     pred_of = program.pred_of
     needs_move = any(
         src > keeper and keeper_of.get(src, src) != keeper
@@ -100,7 +108,7 @@ def _linear_order(program: Program, keeper_of: dict[int, int], remove: set[int])
         for src in pred_of(node)
     )
     if not needs_move:
-        return [node for node in range(n) if node not in remove and node not in keeper_of], False
+        return ascending_without(n, sorted(remove.union(keeper_of))), False
     order = _stable_topological(program, keeper_of, remove)
     return order, any(a > b for a, b in itertools.pairwise(order))
 
