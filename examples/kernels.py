@@ -1,6 +1,6 @@
 """User functions for the command-line walkthrough (``nkigym-graph tile examples/kernels.py:matmul``).
 
-    python examples/kernels.py   # runs each function on numpy as a reference
+python examples/kernels.py   # runs each function on numpy as a reference
 """
 
 import numpy as np

@@ -1,6 +1,6 @@
 """Tiling: write a tensor function with nkigym ops, tile it, check it against numpy.
 
-    python examples/tiling.py
+python examples/tiling.py
 """
 
 import numpy as np
