@@ -100,9 +100,8 @@ def derived_node_keys(
     have an edge from it. Untouched nodes are never visited."""
     maker = _KeyMaker(statements, variables)
     keys = [parent_keys[old] for old in old_of]
-    queue = sorted(set(dirty))
+    queue = sorted(set(dirty))  # ascending: already a heap
     queued = set(queue)
-    heapq.heapify(queue)
     while queue:
         node = heapq.heappop(queue)
         key = maker.key(node, data_in[node], order_in[node], keys)

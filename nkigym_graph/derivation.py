@@ -12,7 +12,7 @@ the same verification rules applied to everything that changed.
 
 The ``Derivation`` a derived snapshot keeps lets its lazy parts follow suit: Merkle
 keys recompute only downstream of dirty statements, the index shifts the parent's, and
-transforms may update their analysis (``Transform.reanalyze``).
+transforms may update their analysis (``Transform.reanalysis``).
 
 >>> from nkigym_graph import apply, get_transform, tile, nc_matmul
 >>> root = tile(nc_matmul, {"lhs": (128, 128), "rhs": (128, 256)})
@@ -62,10 +62,6 @@ class Derivation(NamedTuple):
     keys: tuple[str, ...] | None
     """The parent's Merkle keys, if it had computed them."""
 
-    def parent_keys(self) -> tuple[str, ...] | None:
-        """The parent's node keys, if known."""
-        return self.keys
-
 
 def _mentioned(stmt: Statement) -> set[str]:
     return {operand.var for operand in stmt.operands}
@@ -73,17 +69,18 @@ def _mentioned(stmt: Statement) -> set[str]:
 
 def derive_program(
     parent: Program,
+    order: Sequence[int],
     gone: Sequence[int],
     statements: Sequence[Statement],
     edited: Set[int],
 ) -> Program:
-    """The snapshot whose statements are ``statements``: the parent's statements but
-    those at ``gone`` (ascending parent positions), in order, with those at ``edited``
-    (parent positions) changed. Raises ``VerificationError`` like a full build."""
+    """The snapshot whose statements are ``statements``: the parent's statements at
+    ``order`` (``ascending_without(len(parent), gone)``; ``gone`` ascending), with those
+    at ``edited`` (parent positions) changed. Raises ``VerificationError`` like a full
+    build."""
     from nkigym_graph.program import Program
 
     n_old = len(parent.statements)
-    order = ascending_without(n_old, gone)
     new_of = _positions_after(n_old, gone)
     changed = {new_of[old] for old in edited if new_of[old] >= 0}
     shift_from = min(gone, default=n_old)

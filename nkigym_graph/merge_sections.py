@@ -40,9 +40,12 @@ class Group(NamedTuple):
     sourceless: bool
     """No member depends on anything (loads): no path can ever join two of them."""
 
+    last: int
+    """The member of its pairs latest in program order (stable id; -1 without pairs)."""
+
     def span(self, here_of: Sequence[int]) -> tuple[int, int]:
-        """Positions of the earliest and latest statement of its pairs."""
-        return here_of[self.first], max(here_of[upper] for _, upper in self.pairs)
+        """Positions of the earliest member and the latest statement of its pairs."""
+        return here_of[self.first], here_of[self.last]
 
 
 class Section(NamedTuple):
@@ -135,6 +138,7 @@ def _group(analysis: MergeAnalysis, ids: StableIds, members: list[Member], axis:
         base_of[min(n for _, n, _ in members)],
         _specs(axis, base_pairs, free),
         not any(analysis.program.pred_of(n) for _, n, _ in members),
+        max((upper for _, upper in base_pairs), default=-1),
     )
 
 

@@ -235,7 +235,7 @@ class Program:
         """Merkle key of each statement (see ``nkigym_graph.canonical_hash``)."""
         if self._keys is None:
             derivation = self._derivation
-            parent_keys = derivation.parent_keys() if derivation is not None else None
+            parent_keys = derivation.keys if derivation is not None else None
             if derivation is not None and parent_keys is not None:
                 keys = derived_node_keys(
                     self.statements,

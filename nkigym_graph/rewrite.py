@@ -51,7 +51,7 @@ def apply_edits(program: Program, edits: Iterable[Edit], transform: str = "edit"
     if not replace and not absorb and not remove and not renames:
         return program
     keeper_of = {node: _final_keeper(node, absorb) for node in absorb}
-    order, moved = _linear_order(program, keeper_of, remove)
+    order, gone = _linear_order(program, keeper_of, remove)
     edited = set(replace)
     for var in renames:
         edited.update(program.writers_of(var))
@@ -63,16 +63,15 @@ def apply_edits(program: Program, edits: Iterable[Edit], transform: str = "edit"
 
     try:
         changes = len(edited) + len(old) - len(order)
-        if moved or changes > max(_DERIVE_ALWAYS, _DERIVE_LIMIT * len(order)):  # a full build is cheaper
+        if gone is None or changes > max(_DERIVE_ALWAYS, _DERIVE_LIMIT * len(order)):  # full build: cheaper
             return program.replace(
                 statements=[edited_statement(node) if node in edited else old[node] for node in order]
             )
-        gone = sorted(remove.union(keeper_of))
         statements = list(map(old.__getitem__, order))
         for node in edited:
             if node not in keeper_of and node not in remove:
                 statements[node - bisect.bisect_left(gone, node)] = edited_statement(node)
-        return derive_program(program, gone, statements, edited)
+        return derive_program(program, order, gone, statements, edited)
     except VerificationError as err:
         raise TransformError(f"{transform} produced an invalid program: {err}") from err
 
@@ -95,12 +94,15 @@ def _final_keeper(node: int, absorb: dict[int, int]) -> int:
     return node
 
 
-def _linear_order(program: Program, keeper_of: dict[int, int], remove: set[int]) -> tuple[list[int], bool]:
-    """Surviving nodes in an order that respects the contracted DAG, and whether some
-    statement had to move (otherwise the order is ascending)."""
+def _linear_order(
+    program: Program, keeper_of: dict[int, int], remove: set[int]
+) -> tuple[list[int], list[int] | None]:
+    """Surviving nodes in an order that respects the contracted DAG, and the positions
+    dropped (ascending), or None when some statement had to move."""
     n = len(program.statements)
     if not keeper_of:
-        return ascending_without(n, sorted(remove)), False
+        gone = sorted(remove)
+        return ascending_without(n, gone), gone
     pred_of = program.pred_of
     needs_move = any(
         src > keeper and keeper_of.get(src, src) != keeper
@@ -108,9 +110,12 @@ def _linear_order(program: Program, keeper_of: dict[int, int], remove: set[int])
         for src in pred_of(node)
     )
     if not needs_move:
-        return ascending_without(n, sorted(remove.union(keeper_of))), False
+        gone = sorted(remove.union(keeper_of))
+        return ascending_without(n, gone), gone
     order = _stable_topological(program, keeper_of, remove)
-    return order, any(a > b for a, b in itertools.pairwise(order))
+    if any(a > b for a, b in itertools.pairwise(order)):
+        return order, None
+    return order, sorted(remove.union(keeper_of))
 
 
 def _stable_topological(program: Program, keeper_of: dict[int, int], remove: set[int]) -> list[int]:
