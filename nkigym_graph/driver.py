@@ -3,7 +3,8 @@
 ``saturate`` takes each named transform in turn, applies every non-conflicting match of
 one analysis in a single batch, repeats that transform until it has no match, then
 moves on; it stops when a whole pass over the transforms changes nothing. On failure
-it names the batches that ran before.
+it names the cause and the batches that ran before; ``check=True`` also compares every
+batch's program numerically with the input (see ``saturate``).
 
 >>> from nkigym_graph.synthetic import tiled_matmul
 >>> p = saturate(tiled_matmul(256, 128, 256), ["data_reuse", "operand_merge"])
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from nkigym_graph.collector import collector_paused
 from nkigym_graph.errors import TransformError
@@ -22,6 +24,9 @@ from nkigym_graph.plugin_manager import lookup, notify_rewritten, registered_tra
 from nkigym_graph.program import Program
 from nkigym_graph.rewrite import apply_edits, select_non_conflicting
 from nkigym_graph.transform import Match, Transform
+
+if TYPE_CHECKING:
+    from nkigym_graph.search.verify import Verifier
 
 DEFAULT_PIPELINE = ("data_reuse", "operand_merge", "dead_code")
 
@@ -85,13 +90,20 @@ def saturate_steps(
                     if transform.batched:
                         applied, result = _apply_batch(program, transform, matches, history)
                     else:
-                        applied, result = 1, transform.rewrite(program, matches[0])
+                        applied, result = 1, _rewrite_one(program, transform, matches[0], history)
                 notify_rewritten(transform.name, program, result)
                 program = result
                 step = Batch(transform.name, applied, len(program))
                 history.append(step)
                 progress = True
                 yield step, program
+
+
+def _rewrite_one(program: Program, transform: Transform, match: Match, history: list[Batch]) -> Program:
+    try:
+        return transform.rewrite(program, match)
+    except TransformError as err:
+        raise _failure(history, transform.name, err) from err
 
 
 def _apply_batch(
@@ -101,23 +113,50 @@ def _apply_batch(
     batch = select_non_conflicting(matches)
     try:
         return len(batch), apply_edits(program, [m.edit for m in batch], transform=transform.name)
-    except TransformError:
+    except TransformError as err:
         if len(batch) == 1:
-            raise _failure(history, transform.name) from None
+            raise _failure(history, transform.name, err) from err
     try:
         return 1, apply_edits(program, [batch[0].edit], transform=transform.name)
-    except TransformError:
-        raise _failure(history, transform.name) from None
+    except TransformError as err:
+        raise _failure(history, transform.name, err) from err
 
 
-def _failure(history: list[Batch], name: str) -> TransformError:
+def _failure(history: list[Batch], name: str, cause: Exception) -> TransformError:
     ran = ", ".join(f"{b.transform} x{b.count}" for b in history[-8:]) or "none"
-    return TransformError(f"saturation failed in {name!r}; batches before it: {ran}")
+    return TransformError(f"saturation failed in {name!r}: {cause}; batches before it: {ran}")
 
 
-def saturate(program: Program, names: Sequence[str | Transform] | None = None) -> Program:
-    """Apply the transforms (default: data_reuse, operand_merge, dead_code) to a fixpoint."""
+def saturate(
+    program: Program, names: Sequence[str | Transform] | None = None, *, check: bool = False, seed: int = 0
+) -> Program:
+    """Apply the transforms (default: data_reuse, operand_merge, dead_code) to a fixpoint.
+
+    ``check=True`` also runs every batch's program on random inputs (drawn from ``seed``)
+    and compares it with ``program``, as search does (``nkigym_graph.search.verify``):
+    sampled outputs after each batch, every output at the end. A difference raises
+    ``TransformError`` naming the batch that introduced it.
+    """
+    verifier = _verifier(program, seed) if check else None
     result = program
-    for _, after in saturate_steps(program, names):
+    count = 0
+    for count, (step, after) in enumerate(saturate_steps(program, names), start=1):
         result = after
+        if verifier is not None:
+            _check(verifier, after, step, count, full=False)
+    if verifier is not None and result is not program:
+        _check(verifier, result, None, count, full=True)
     return result
+
+
+def _verifier(program: Program, seed: int) -> Verifier:
+    from nkigym_graph.search.verify import Verifier, VerifySettings
+
+    return Verifier(program, VerifySettings(seed=seed))
+
+
+def _check(verifier: Verifier, program: Program, step: Batch | None, count: int, full: bool) -> None:
+    problem = verifier.check(program, full=full)
+    if problem is not None:
+        which = f"batch {count} ({step.transform} x{step.count})" if step else f"the {count} batches together"
+        raise TransformError(f"saturation check: {which} computes something else than the input: {problem}")

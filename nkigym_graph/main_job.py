@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 import nkigym_graph as nkigym
+from nkigym_graph.numeric import relative_error
 from nkigym_graph.text import write_program
 
 T = TypeVar("T")
@@ -54,13 +55,13 @@ def main(argv: list[str] | None = None) -> int:
     b = rng.standard_normal(shapes["b"]).astype(np.float32)
     reference = a.astype(np.float64).T @ b.astype(np.float64)
     interpreted = clock.run("verify", lambda: nkigym.interpret(best, a=a, b=b))
-    program_error = _relative_error(interpreted, reference)
+    program_error = relative_error(interpreted, reference)
 
     artifact = clock.run("emit", lambda: nkigym.emit_artifact(best, backend="nki"))
     simulated, report = clock.run(
         "simulate", lambda: nkigym.nki_sim.simulate(artifact.text, a, b, report=True)
     )
-    kernel_error = _relative_error(simulated, reference)
+    kernel_error = relative_error(simulated, reference)
 
     write_program(best, out / "best.nkg")
     (out / "kernel.py").write_text(artifact.text)
@@ -84,11 +85,6 @@ def main(argv: list[str] | None = None) -> int:
     if not ok:
         print("FAILED: the results do not match numpy", file=sys.stderr)
     return 0 if ok else 1
-
-
-def _relative_error(value: np.ndarray, reference: np.ndarray) -> float:
-    scale = float(np.abs(reference).max()) or 1.0
-    return float(np.abs(np.asarray(value, dtype=np.float64) - reference).max()) / scale
 
 
 class Clock:

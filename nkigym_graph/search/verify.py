@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from nkigym_graph.numeric import errors, magnitude
 from nkigym_graph.program import Program
 from nkigym_graph.search.evaluate import Evaluator
 from nkigym_graph.search.memo import ByteLRU
@@ -172,18 +173,20 @@ def _compare(
     expected: Mapping[str, np.ndarray],
     points: Mapping[str, tuple[np.ndarray, ...]] | None,
 ) -> str | None:
+    """None if every output agrees within ``RTOL`` of its finite magnitude; infinities
+    and nans agree when they match by position and sign (``nkigym_graph.numeric``)."""
     for var, want in expected.items():
         got = actual[var]
-        scale = max(1.0, float(np.abs(want).max(initial=0.0)))
-        error = np.abs(got - want)
-        if not np.all(error <= RTOL * scale) or np.isnan(got).any():
-            flat = int(np.nanargmax(np.where(np.isnan(error), np.inf, error)))
-            if points is None:
-                where = tuple(int(i) for i in np.unravel_index(flat, want.shape))
-            else:
-                where = tuple(int(coords[flat]) for coords in points[var])
-            return (
-                f"{var}{list(where)} is {got.flat[flat]:.6g}, the root gives {want.flat[flat]:.6g} "
-                f"(max abs error {float(np.nanmax(np.where(np.isnan(error), np.inf, error))):.3g})"
-            )
+        error = errors(got, want)
+        if np.all(error <= RTOL * max(1.0, magnitude(want))):
+            continue
+        flat = int(np.argmax(error))
+        if points is None:
+            where = tuple(int(i) for i in np.unravel_index(flat, want.shape))
+        else:
+            where = tuple(int(coords[flat]) for coords in points[var])
+        return (
+            f"{var}{list(where)} is {got.flat[flat]:.6g}, the root gives {want.flat[flat]:.6g} "
+            f"(max abs error {float(error.flat[flat]):.3g})"
+        )
     return None

@@ -1,0 +1,74 @@
+"""saturate names why a batch failed, and check=True compares its programs numerically."""
+
+from __future__ import annotations
+
+import pytest
+
+import nkigym_graph as nkigym
+from nkigym_graph import Edit, Match, Program, Transform
+from nkigym_graph.errors import TransformError
+from nkigym_graph.statement import make_attrs
+
+
+def scaled(x):  # type: ignore[no-untyped-def]
+    return nkigym.tensor_scalar(x, 2.0, op="multiply")
+
+
+@pytest.fixture
+def program() -> Program:
+    return nkigym.tile(scaled, {"x": (128, 256)})
+
+
+class BrokenEdit(Transform):
+    """Removes the first load, which a statement still reads."""
+
+    name = "broken_edit"
+
+    def analyze(self, program: Program) -> list[Match]:
+        node = program.statements_of("load")[0]
+        return [Match(self.name, (node,), Edit(remove={node}), program_hash=program.canonical_hash)]
+
+
+class MultiplyToAdd(Transform):
+    """Turns every multiply by a scalar into an add: valid IR, wrong numbers."""
+
+    name = "multiply_to_add"
+
+    def analyze(self, program: Program) -> list[Match]:
+        matches = []
+        for node in program.statements_of("tensor_scalar"):
+            stmt = program.statements[node]
+            if stmt.attr("op") == "multiply":
+                new = stmt._replace(attrs=make_attrs(**{**stmt.attr_map, "op": "add"}))
+                edit = Edit(replace={node: new})
+                matches.append(Match(self.name, (node,), edit, program_hash=program.canonical_hash))
+        return matches
+
+
+def test_a_failed_batch_says_why(program: Program) -> None:
+    with pytest.raises(TransformError) as info:
+        nkigym.saturate(program, [BrokenEdit()])
+    message = str(info.value)
+    assert "saturation failed in 'broken_edit'" in message
+    assert "invalid program" in message and "batches before it: none" in message
+    assert isinstance(info.value.__cause__, TransformError)
+
+
+def test_the_cause_names_the_earlier_batches(program: Program) -> None:
+    cause = r"'tensor_0' is not defined; batches before it: operand_merge x1"
+    with pytest.raises(TransformError, match=cause):
+        nkigym.saturate(program, ["operand_merge", BrokenEdit()])
+
+
+def test_without_check_a_wrong_transform_goes_unnoticed(program: Program) -> None:
+    result = nkigym.saturate(program, [MultiplyToAdd()])
+    assert result.statements_of("tensor_scalar")
+
+
+def test_check_names_the_batch_that_changed_the_numbers(program: Program) -> None:
+    with pytest.raises(TransformError, match=r"saturation check: batch 1 \(multiply_to_add x2\)"):
+        nkigym.saturate(program, [MultiplyToAdd()], check=True)
+
+
+def test_check_passes_correct_transforms(program: Program) -> None:
+    assert nkigym.saturate(program, check=True) == nkigym.saturate(program)
