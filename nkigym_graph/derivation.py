@@ -28,6 +28,7 @@ import weakref
 from collections.abc import Mapping, Sequence, Set
 from typing import TYPE_CHECKING, NamedTuple
 
+from nkigym_graph.capacity import check_capacity
 from nkigym_graph.dependencies import Dependencies, Use, build_dependencies
 from nkigym_graph.statement import Operand, Statement
 from nkigym_graph.variables import Variable, check_arity, record_write
@@ -108,6 +109,7 @@ def derive_program(
         describe,
         sorted(_mentioning_any(statements, nodes, redefined) | changed),
     )
+    check_capacity(statements, table, parent.target, describe, table)
     deps = build_dependencies(statements, write_counts, nodes)
     check_dependencies(statements, table, deps, describe)
     written = {var for var in parent.returns if var not in tracked or write_counts.get(var)}

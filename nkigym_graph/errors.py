@@ -44,3 +44,8 @@ class TransformError(NkigymError):
 
 class PluginError(NkigymError):
     """A plugin, backend, transform, target or cost model that is unknown or malformed."""
+
+
+class ResourceLimitError(NkigymError):
+    """A request beyond a documented resource limit (memory, instructions, time); the
+    message names the limit and how to raise it."""

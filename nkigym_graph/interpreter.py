@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from nkigym_graph.errors import NkigymError
+from nkigym_graph.errors import NkigymError, ResourceLimitError
+from nkigym_graph.memory_limit import DEFAULT_MAX_BYTES, check_memory
 from nkigym_graph.program import Program
 from nkigym_graph.slices import Slices
 from nkigym_graph.variables import INTERMEDIATE
@@ -41,10 +42,14 @@ def _index(slices: Slices, cache: dict[Slices, tuple[slice, ...]]) -> tuple[slic
 
 
 def run(
-    program: Program, arrays: Mapping[str, Any], dtype: npt.DTypeLike | None = None
+    program: Program,
+    arrays: Mapping[str, Any],
+    dtype: npt.DTypeLike | None = None,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
 ) -> dict[str, np.ndarray]:
     """Execute ``program`` and return every variable's final value."""
     compute = np.dtype(dtype) if dtype is not None else np.dtype(np.float64)
+    check_memory(program, compute, dtype is not None, max_bytes, "interpret")
     env: dict[str, np.ndarray] = {}
     for param in program.params:
         if param.name not in arrays:
@@ -85,10 +90,27 @@ def run(
     return env
 
 
-def interpret(program: Program, dtype: npt.DTypeLike | None = None, **arrays: Any) -> Any:
+def interpret(
+    program: Program,
+    dtype: npt.DTypeLike | None = None,
+    *,
+    max_bytes: Any = DEFAULT_MAX_BYTES,
+    **arrays: Any,
+) -> Any:
     """Run ``program`` on ``arrays`` (by parameter name) and return what it returns
-    (one array, or a tuple). A fragment returns a dict of the tensors it writes."""
-    env = run(program, arrays, dtype)
+    (one array, or a tuple). A fragment returns a dict of the tensors it writes.
+
+    The interpreter holds every variable at once; a program needing more than
+    ``max_bytes`` (default 4 GiB, ``None``: no limit) is refused with
+    ``ResourceLimitError`` before anything is allocated, as is one numpy cannot allocate.
+    (``max_bytes`` is typed ``Any`` only so that ``**arrays`` of numpy arrays type-checks.)
+    """
+    if max_bytes is not None and (type(max_bytes) is not int or max_bytes < 0):
+        raise NkigymError(f"interpret: max_bytes must be a non-negative int or None, got {max_bytes!r}")
+    try:
+        env = run(program, arrays, dtype, max_bytes)
+    except MemoryError as err:
+        raise ResourceLimitError(f"interpret: out of memory running {program.name!r}: {err}") from None
     if program.fragment:
         return {k: v for k, v in env.items() if k not in {p.name for p in program.params}}
     values = tuple(env[name] for name in program.returns)

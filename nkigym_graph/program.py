@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from nkigym_graph.canonical_hash import derived_node_keys, node_keys, program_key
+from nkigym_graph.capacity import check_capacity
 from nkigym_graph.collector import collector_paused
 from nkigym_graph.dependencies import Use, build_dependencies
 from nkigym_graph.graph_build import frozen_digraph
@@ -139,6 +140,7 @@ class Program:
         variables = build_variables(self.params, self.outputs, stmts, self.describe, write_counts)
         put(self, "variables", MappingProxyType(variables))
         check_statements(stmts, variables, self.target, self.describe)
+        check_capacity(stmts, variables, self.target, self.describe)
         deps = build_dependencies(stmts, write_counts)
         check_dependencies(stmts, variables, deps, self.describe)
         check_returns(self.returns, variables, set(write_counts))

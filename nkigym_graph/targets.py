@@ -44,6 +44,9 @@ class Target:
     """Matmul accumulator (PSUM, or dest on Tenstorrent) bytes per partition."""
     facts: Mapping[str, Any] = field(default_factory=dict)
     """Backend and cost-model facts (clocks, bandwidths, grid, ...)."""
+    hbm_bytes: int | None = None
+    """Device memory (HBM on Trainium, DRAM on Tenstorrent) of one device in bytes: the
+    most a program's parameters and outputs may hold together (None: not checked)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tile_sizes", _frozen(self.tile_sizes))
@@ -59,6 +62,7 @@ class Target:
 
 
 _KIB = 1024
+_GIB = 1024**3
 
 TRN2 = Target(
     name="trn2",
@@ -99,6 +103,7 @@ TRN2 = Target(
         "matmul_min_moving_cycles": 64,
         "roofline_knee_flop_per_byte": 215.0,
     },
+    hbm_bytes=96 * _GIB,  # one Trainium2 device: 4 stacks of 24 GiB
 )
 
 TRN1 = Target(
@@ -110,10 +115,11 @@ TRN1 = Target(
     sbuf_bytes_per_partition=192 * _KIB,
     psum_bytes_per_partition=16 * _KIB,
     facts={**TRN2.facts, "core": "NeuronCore-v2", "sbuf_physical_bytes_per_partition": 192 * _KIB},
+    hbm_bytes=32 * _GIB,  # one Trainium1 device
 )
 
 
-def _tenstorrent(name: str, grid: tuple[int, int], cb_limit: int, l1_kib: int) -> Target:
+def _tenstorrent(name: str, grid: tuple[int, int], cb_limit: int, l1_kib: int, dram_gib: int) -> Target:
     tile = 32
     return Target(
         name=name,
@@ -146,12 +152,14 @@ def _tenstorrent(name: str, grid: tuple[int, int], cb_limit: int, l1_kib: int) -
             "circular_buffer_limit": cb_limit,
             "l1_bytes": l1_kib * _KIB,
         },
+        hbm_bytes=dram_gib * _GIB,
     )
 
 
-GRAYSKULL = _tenstorrent("grayskull", grid=(10, 12), cb_limit=32, l1_kib=1024)
-WORMHOLE_B0 = _tenstorrent("wormhole_b0", grid=(10, 8), cb_limit=32, l1_kib=1464)
-BLACKHOLE = _tenstorrent("blackhole", grid=(10, 14), cb_limit=64, l1_kib=1464)
+# device DRAM: Grayskull e150 8 GiB LPDDR4, Wormhole n150 12 GiB and Blackhole p150 32 GiB GDDR6
+GRAYSKULL = _tenstorrent("grayskull", grid=(10, 12), cb_limit=32, l1_kib=1024, dram_gib=8)
+WORMHOLE_B0 = _tenstorrent("wormhole_b0", grid=(10, 8), cb_limit=32, l1_kib=1464, dram_gib=12)
+BLACKHOLE = _tenstorrent("blackhole", grid=(10, 14), cb_limit=64, l1_kib=1464, dram_gib=32)
 
 BUILTIN_TARGETS: Mapping[str, Target] = MappingProxyType(
     {t.name: t for t in (TRN2, TRN1, GRAYSKULL, WORMHOLE_B0, BLACKHOLE)}

@@ -16,6 +16,7 @@ Rule ids (``VerificationError.rule``):
   write HBM; compute ops read and write on-chip tiles.
 - ``shape``: the destination's shape is what the op computes from its inputs.
 - ``limit``: the op's axis sizes are within the target's limits.
+- ``capacity``: every tensor fits its memory (HBM, SBUF, PSUM); see ``nkigym_graph.capacity``.
 - ``return``: the returned variable exists and is written.
 """
 

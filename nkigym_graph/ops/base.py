@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from nkigym_graph.literals import format_literal
 from nkigym_graph.statement import Attrs, Statement
 from nkigym_graph.targets import Target
 
@@ -114,8 +115,8 @@ class Op:
         """The argument list of the call form: read operands, positional then keyword attrs."""
         attrs = stmt.attr_map
         parts = [operand(p) for p in self.read_positions]
-        parts += [_literal(attrs[k]) for k in self.positional_attrs]
-        parts += [f"{k}={_literal(attrs[k])}" for k in self.keyword_attrs]
+        parts += [format_literal(attrs[k]) for k in self.positional_attrs]
+        parts += [f"{k}={format_literal(attrs[k])}" for k in self.keyword_attrs]
         return ", ".join(parts)
 
     def format(self, stmt: Statement, operand: OperandText, dst: str) -> str:
@@ -131,12 +132,6 @@ class Op:
         from nkigym_graph.ops import registry
 
         return (registry.get_op, (self.name,))
-
-
-def _literal(value: Any) -> str:
-    if isinstance(value, str):
-        return f'"{value}"'
-    return repr(value)
 
 
 def same_shape(shapes: Sequence[tuple[int, ...]], what: str) -> tuple[int, ...]:

@@ -10,6 +10,7 @@ also finds the statements writing sample points by node key (``Verifier._jobs_by
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import compress, repeat
@@ -17,6 +18,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from nkigym_graph.errors import ResourceLimitError
+from nkigym_graph.memory_limit import DEFAULT_MAX_BYTES
 from nkigym_graph.numeric import errors, magnitude
 from nkigym_graph.program import Program
 from nkigym_graph.search.evaluate import Evaluator
@@ -63,10 +66,22 @@ _UNSEEN = Job("", np.zeros(0, dtype=bool), ())
 """Marks a node key not seen yet."""
 
 
+def _check_size(root: Program) -> None:
+    """Refuse a root whose float64 inputs and outputs exceed ``DEFAULT_MAX_BYTES``."""
+    tensors = [*(p.shape for p in root.params), *(root.variables[v].shape for v in compared_outputs(root))]
+    need = 8 * sum(math.prod(shape) for shape in tensors)
+    if need > DEFAULT_MAX_BYTES:
+        raise ResourceLimitError(
+            f"verification needs {need} bytes of float64 inputs and outputs for {root.name!r} "
+            f"> the limit of {DEFAULT_MAX_BYTES} bytes (nkigym_graph.memory_limit.DEFAULT_MAX_BYTES)"
+        )
+
+
 class Verifier:
     """Checks programs against ``root`` (see the module docstring)."""
 
     def __init__(self, root: Program, settings: VerifySettings = VerifySettings()) -> None:
+        _check_size(root)
         rng = np.random.default_rng(settings.seed)
         inputs = {}
         for param in root.params:

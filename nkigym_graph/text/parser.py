@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nkigym_graph.errors import ParseError
+from nkigym_graph.literals import read_float_call
 from nkigym_graph.ops import ALLOC, LOAD, STORE, get_op
 from nkigym_graph.ops.base import Op, ShapeError
 from nkigym_graph.program import Program
@@ -251,6 +252,9 @@ class _Builder:
         raise _error(f"expected a non-negative integer literal, got `{ast.unparse(expr)}`", expr)
 
     def _literal(self, expr: ast.expr) -> Any:
+        non_finite = read_float_call(expr)
+        if non_finite is not None:
+            return non_finite
         try:
             value = ast.literal_eval(expr)
         except ValueError:

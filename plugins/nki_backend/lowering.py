@@ -24,11 +24,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-import numpy as np
-
+from nkigym_graph.literals import format_literal
 from nkigym_graph.statement import Statement
 
 from .builder import KernelBuilder, Lowering
+from .coverage import covers
 from .errors import NkiEmitError
 from .ir import Hbm, Ref, const_slices, whole
 from .names import BINARY_OPS, REDUCE_OPS, UNARY_OPS, math_op
@@ -64,15 +64,15 @@ class AllocLowering(_Base):
 
 
 def _fully_stored(kb: KernelBuilder, var: str, node: int, shape: tuple[int, ...]) -> bool:
-    covered = np.zeros(shape, dtype=bool)
+    regions = []
     for writer in kb.program.writers_of(var):
         stmt = kb.program[writer]
         if writer == node:
             continue
         if stmt.accumulate:
             return False
-        covered[tuple(slice(a, b) for a, b in stmt.dst.slices)] = True
-    return bool(covered.all())
+        regions.append(stmt.dst.slices)
+    return covers(shape, regions)
 
 
 def _zero_fill(kb: KernelBuilder, tensor: Hbm, dtype: str) -> None:
@@ -194,7 +194,7 @@ class TensorScalarLowering(_Base):
         func = math_op(BINARY_OPS, stmt.attr("op"), text)
         data = kb.read(stmt.operands[0], text)
         dst, finish = kb.destination(stmt)
-        scalar = repr(stmt.attr("scalar"))
+        scalar = format_literal(stmt.attr("scalar"))
         kb.call("nisa.tensor_scalar", ("dst", dst), ("data", data), ("op0", func), ("operand0", scalar))
         finish()
 
