@@ -75,8 +75,14 @@ Kernel
     ``kernel.arguments``       the arrays do not fit the kernel's parameters
     ``input.dtype``            an input array with a dtype NKI does not support
     ``return.buffer``          the kernel returns an SBUF/PSUM tensor
+    ``return.type``            the kernel returns something other than HBM tensors (a number,
+                               None, an empty tuple)
     ``kernel.assert``          an ``assert`` in the kernel failed
     ``kernel.exception``       any other Python exception inside the kernel
+    ``kernel.exit``            the kernel raised SystemExit (``sys.exit``), a KeyboardInterrupt
+                               without a real interrupt, or another non-``Exception``
+    ``limit.instructions``     the kernel issued more NKI instructions than ``max_instructions``
+    ``limit.time``             the kernel ran longer than ``timeout`` seconds of wall time
     ``api.unsupported``        an ``nki`` name the simulator does not provide
     ``simulation.inactive``    an NKI call outside a running simulation
     ``target.family``          a target that is not an AWS Neuron core

@@ -6,6 +6,10 @@ on the device: a kernel that writes an argument writes the array). Other argumen
 numpy arrays in their NKI dtype (``ml_dtypes.bfloat16`` for bf16); a tuple or list of
 them as a tuple. After the kernel returns, the live ranges of its SBUF and PSUM tiles
 are checked against the target's capacity.
+
+The kernel is Python run in this process with full builtins; a run is bounded in NKI
+instructions and wall time, and a kernel's ``sys.exit`` is an error
+(:mod:`nkigym_graph.nki_sim.limits`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from nkigym_graph.nki_sim.alloc import capacity, wrap_input
 from nkigym_graph.nki_sim.buffers import PSUM, SBUF
 from nkigym_graph.nki_sim.dtypes import to_dtype
 from nkigym_graph.nki_sim.errors import NKISimulationError
+from nkigym_graph.nki_sim.limits import DEFAULT_MAX_INSTRUCTIONS, DEFAULT_TIMEOUT, contained
 from nkigym_graph.nki_sim.loader import KernelSource, instantiate, load_source
 from nkigym_graph.nki_sim.memory import peak_usage
 from nkigym_graph.nki_sim.modules import build_modules
@@ -116,9 +121,16 @@ def _output(value: Any, kernel: Callable[..., Any]) -> Any:
                 _return_line(kernel),
             )
         return value.data if value.data is value.storage.values else np.array(value.data)
-    if isinstance(value, tuple | list):
+    if isinstance(value, tuple | list) and value:
         return tuple(_output(v, kernel) for v in value)
-    return value
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+    raise NKISimulationError(
+        "return.type",
+        f"the kernel returns {type(value).__name__} {shown}; return an HBM tensor "
+        "(nl.ndarray(..., buffer=nl.shared_hbm)) or a tuple of them",
+        "kernel",
+        _return_line(kernel),
+    )
 
 
 def _check_capacity(state: RunState) -> None:
@@ -150,8 +162,16 @@ class Simulator:
     """
 
     def __init__(
-        self, kernel_or_source: Any, *, target: str | Target = "trn2", kernel_name: str | None = None
+        self,
+        kernel_or_source: Any,
+        *,
+        target: str | Target = "trn2",
+        kernel_name: str | None = None,
+        max_instructions: int | None = DEFAULT_MAX_INSTRUCTIONS,
+        timeout: float | None = DEFAULT_TIMEOUT,
     ) -> None:
+        self.max_instructions = max_instructions
+        self.timeout = timeout
         self.target = get_target(target)
         if self.target.family != "neuron":
             raise NKISimulationError(
@@ -177,29 +197,32 @@ class Simulator:
 
     def run(self, *arrays: Any, **kwargs: Any) -> Any:
         """Run the kernel on ``arrays`` (and keyword arguments); return its outputs."""
-        state = RunState(self.target, self.source.filename)
+        state = RunState(self.target, self.source.filename, self.max_instructions)
         token = activate(state)
         try:
             with np.errstate(all="ignore"), _single_threaded_blas():
-                try:
-                    kernel = instantiate(self.source, build_modules(self.target))
-                except NKISimulationError:
-                    raise
-                except Exception as exc:
-                    raise _python_error(exc, self.source, "kernel.source") from exc
-                bound = _bind(kernel, arrays, kwargs)
-                try:
-                    result = kernel(*bound.args, **bound.kwargs)
-                except NKISimulationError:
-                    raise
-                except Exception as exc:
-                    raise _python_error(exc, self.source) from exc
-                outputs = _output(result, kernel)
+                outputs = contained(lambda: self._execute(arrays, kwargs), self.timeout, self.source.filename)
         finally:
             deactivate(token)
         self.report = self._make_report(state)
         _check_capacity(state)
         return outputs
+
+    def _execute(self, arrays: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        try:
+            kernel = instantiate(self.source, build_modules(self.target))
+        except NKISimulationError:
+            raise
+        except Exception as exc:
+            raise _python_error(exc, self.source, "kernel.source") from exc
+        bound = _bind(kernel, arrays, kwargs)
+        try:
+            result = kernel(*bound.args, **bound.kwargs)
+        except NKISimulationError:
+            raise
+        except Exception as exc:
+            raise _python_error(exc, self.source) from exc
+        return _output(result, kernel)
 
     def _make_report(self, state: RunState) -> SimulationReport:
         sbuf_cap, psum_cap = capacity(state, SBUF), capacity(state, PSUM)
@@ -221,14 +244,35 @@ def simulate(
     target: str | Target = "trn2",
     kernel_name: str | None = None,
     report: bool = False,
+    max_instructions: int | None = DEFAULT_MAX_INSTRUCTIONS,
+    timeout: float | None = DEFAULT_TIMEOUT,
     **kwargs: Any,
 ) -> Any:
-    """Run an NKI kernel on numpy arrays and return its output(s).
+    """Run an NKI kernel on numpy arrays and return its output(s): HBM tensors, as numpy
+    arrays (a tuple of them for several); a kernel returning anything else is an error.
 
-    ``report=True`` returns ``(outputs, SimulationReport)``. Keyword arguments other than
-    ``target``, ``kernel_name`` and ``report`` go to the kernel.
+    **The kernel runs as Python, in this process, with full builtins**: NKI kernels are
+    Python, and this executes the source (or function) as given, so it can do whatever
+    Python code can (read and write files, start processes). Simulate only kernels you
+    would run. The limits below bound time and work, not what the code may touch; the
+    command line (``nkigym-graph simulate``) runs the kernel in a child process.
+
+    ``max_instructions`` (default 10,000,000 NKI calls) and ``timeout`` (default 300 s of
+    wall time) bound one run; ``None`` disables either. Past them, or when the kernel
+    calls ``sys.exit``, the run stops with an ``NKISimulationError`` (rules
+    ``limit.instructions``, ``limit.time``, ``kernel.exit``); a real Ctrl-C still
+    interrupts (see ``nkigym_graph.nki_sim.limits``).
+
+    ``report=True`` returns ``(outputs, SimulationReport)``. Other keyword arguments go
+    to the kernel.
     """
-    sim = Simulator(kernel_or_source, target=target, kernel_name=kernel_name)
+    sim = Simulator(
+        kernel_or_source,
+        target=target,
+        kernel_name=kernel_name,
+        max_instructions=max_instructions,
+        timeout=timeout,
+    )
     outputs = sim.run(*arrays, **kwargs)
     if report:
         assert sim.report is not None

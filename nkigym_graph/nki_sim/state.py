@@ -27,6 +27,8 @@ class RunState:
 
     target: Target
     filename: str
+    max_instructions: int | None = None
+    """Refuse the instruction past this count (``limit.instructions``; None: no limit)."""
     step: int = 0
     allocations: int = 0
     instruction: str | None = None
@@ -41,6 +43,9 @@ class RunState:
     def begin(self, instruction: str) -> None:
         """Start one instruction: a new step in the live-range clock."""
         self.step += 1
+        if self.max_instructions is not None and self.step > self.max_instructions:
+            limit = self.max_instructions
+            fail("limit.instructions", f"more than {limit} instructions (max_instructions=)", instruction)
         self.instruction = instruction
         self.counts[instruction] += 1
 

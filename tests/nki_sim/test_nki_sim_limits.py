@@ -1,0 +1,108 @@
+"""A simulated kernel is bounded in instructions and wall time, cannot end the process,
+and must return HBM tensors. Limits are small so the tests stay fast; no test asserts a
+timing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from nkigym_graph.nki_sim import NKISimulationError, simulate
+
+HEADER = """import sys
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((128, 64), nl.float32, buffer=nl.shared_hbm)
+"""
+
+
+def _kernel(body: str, tail: str = "    return out\n") -> str:
+    lines = "".join(f"    {line}\n" for line in body.strip("\n").splitlines())
+    return HEADER + lines + tail
+
+
+def _input() -> np.ndarray:
+    return np.ones((128, 64), np.float32)
+
+
+def _rule(source: str, **limits: object) -> NKISimulationError:
+    with pytest.raises(NKISimulationError) as caught:
+        simulate(source, _input(), **limits)
+    return caught.value
+
+
+def test_an_endless_loop_of_instructions_stops_at_the_instruction_limit() -> None:
+    source = _kernel("while True:\n    nisa.dma_copy(dst=out, src=a)")
+    error = _rule(source, max_instructions=50, timeout=None)
+    assert error.rule == "limit.instructions" and error.instruction == "nisa.dma_copy"
+    assert "more than 50 instructions (max_instructions=)" in str(error) and error.line == 11
+
+
+def test_a_pure_python_loop_stops_at_the_time_limit() -> None:
+    error = _rule(_kernel("while True:\n    pass"), timeout=0.2)
+    assert error.rule == "limit.time" and "longer than 0.2 s (timeout=)" in str(error)
+
+
+def test_a_kernel_that_swallows_the_timeout_still_fails() -> None:
+    body = "try:\n    while True:\n        pass\nexcept BaseException:\n    pass"
+    assert _rule(_kernel(body), timeout=0.2).rule == "limit.time"
+
+
+def test_the_time_limit_works_outside_the_main_thread() -> None:
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(simulate, _kernel("while True:\n    pass"), _input(), timeout=0.2)
+        with pytest.raises(NKISimulationError, match=r"\[limit\.time\]"):
+            future.result(timeout=60)
+
+
+def test_module_level_code_is_bounded_too() -> None:
+    source = "while True:\n    pass\n" + _kernel("")
+    assert _rule(source, timeout=0.2).rule == "limit.time"
+
+
+def test_a_kernel_within_its_limits_runs_and_nothing_fires_afterwards() -> None:
+    source = _kernel("nisa.dma_copy(dst=out, src=a)")  # two instructions: nl.ndarray, dma_copy
+    for _ in range(20):
+        np.testing.assert_array_equal(simulate(source, _input(), max_instructions=2, timeout=0.05), _input())
+    threading.Event().wait(0.2)  # a late raise from a watchdog would land here
+
+
+@pytest.mark.parametrize("call", ["sys.exit(0)", "sys.exit('bye')", "raise SystemExit(3)"])
+def test_a_kernel_cannot_exit_the_process(call: str) -> None:
+    error = _rule(_kernel(call))
+    assert error.rule == "kernel.exit" and "SystemExit" in str(error) and error.line == 10
+
+
+def test_a_kernel_cannot_fake_an_interrupt() -> None:
+    error = _rule(_kernel("raise KeyboardInterrupt"))
+    assert error.rule == "kernel.exit" and "KeyboardInterrupt" in str(error)
+
+
+@pytest.mark.skipif(
+    threading.current_thread() is not threading.main_thread(), reason="signals need the main thread"
+)
+def test_a_real_interrupt_still_interrupts() -> None:
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            simulate(_kernel("while True:\n    pass"), _input(), timeout=30)
+    finally:
+        timer.cancel()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.parametrize(("value", "shown"), [("3", "int 3"), ("None", "NoneType None"), ("()", "tuple ()")])
+def test_a_kernel_must_return_hbm_tensors(value: str, shown: str) -> None:
+    error = _rule(_kernel("", tail=f"    return {value}\n"))
+    assert error.rule == "return.type" and f"returns {shown}; return an HBM tensor" in str(error)
