@@ -73,6 +73,12 @@ def allocate(shape: Any, dtype: Any, buffer: Any = None, name: Any = "", zero: b
         limit = state.target.partition_size
         if dims[0] > limit:
             fail("alloc.partition_limit", f"{buf.label} tensor {dims}: partition dim {dims[0]} > {limit}")
+    hbm = state.target.hbm_bytes
+    if not buf.on_chip and hbm is not None and math.prod(dims) * storage_dtype.itemsize > hbm:
+        fail(
+            "alloc.hbm_capacity",
+            f"HBM tensor {dims} {dtype_name(storage_dtype)} > {hbm} bytes on {state.target.name}",
+        )
     if zero:
         values = np.zeros(dims, dtype=storage_dtype)
     else:

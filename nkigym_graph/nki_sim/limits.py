@@ -66,7 +66,7 @@ def _raise_in(thread_id: int, exc: type[BaseException] | None) -> None:
 
 class _Watchdog:
     """Raises :class:`KernelTimeout` in the calling thread after ``seconds``, but only
-    while that thread is running kernel code (a frame of ``filename`` on its stack), so
+    while that thread runs kernel code (a frame of ``filename`` inside ``contained``), so
     no raise lands in the caller once the kernel has returned."""
 
     def __init__(self, seconds: float, filename: str) -> None:
@@ -79,9 +79,13 @@ class _Watchdog:
         threading.Thread(target=self._watch, name="nki-sim-watchdog", daemon=True).start()
 
     def _in_kernel(self) -> bool:
+        """Whether a kernel frame lies inside the thread's ``contained`` call."""
         frame = sys._current_frames().get(self.thread_id)
         while frame is not None:
-            if frame.f_code.co_filename == self.filename:
+            code = frame.f_code
+            if code is contained.__code__:
+                return False
+            if code.co_filename == self.filename:
                 return True
             frame = frame.f_back
         return False

@@ -8,6 +8,7 @@ Allocation and memory
     ``alloc.buffer``           buffer is not ``nl.sbuf``, ``nl.psum`` or an HBM buffer
     ``alloc.rank``             an SBUF/PSUM tensor has fewer than 2 dimensions
     ``alloc.partition_limit``  dim 0 (partition) of an SBUF/PSUM tensor exceeds 128
+    ``alloc.hbm_capacity``     one HBM tensor larger than the target's HBM (``Target.hbm_bytes``)
     ``sbuf.capacity``          live SBUF bytes per partition exceed the target's SBUF
     ``psum.capacity``          live PSUM bytes per partition exceed the target's PSUM (8 x 2 KiB)
 

@@ -106,3 +106,20 @@ def test_a_real_interrupt_still_interrupts() -> None:
 def test_a_kernel_must_return_hbm_tensors(value: str, shown: str) -> None:
     error = _rule(_kernel("", tail=f"    return {value}\n"))
     assert error.rule == "return.type" and f"returns {shown}; return an HBM tensor" in str(error)
+
+
+def test_an_hbm_tensor_larger_than_the_device_is_refused_before_allocating() -> None:
+    error = _rule(_kernel("big = nl.ndarray((1000000, 1000000), nl.float32, buffer=nl.shared_hbm)"))
+    assert error.rule == "alloc.hbm_capacity" and error.line == 10
+    assert "HBM tensor (1000000, 1000000) float32 > 103079215104 bytes on trn2" in str(error)
+
+
+def _looping_kernel(a):  # type: ignore[no-untyped-def]
+    while True:
+        pass
+
+
+def test_a_function_kernel_defined_next_to_its_caller_is_bounded_too() -> None:
+    with pytest.raises(NKISimulationError, match=r"\[limit\.time\]"):
+        simulate(_looping_kernel, _input(), timeout=0.2)
+    threading.Event().wait(0.2)  # a late raise from a watchdog would land here
