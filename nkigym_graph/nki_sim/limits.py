@@ -52,6 +52,25 @@ REPEAT_SECONDS = 0.05
 """How often the watchdog raises again in a kernel that caught :class:`KernelTimeout`."""
 
 
+def check_limits(max_instructions: object, timeout: object) -> None:
+    """Rule ``limit.value``: each limit is None or a non-negative number (an int for
+    ``max_instructions``)."""
+    if max_instructions is not None and (type(max_instructions) is not int or max_instructions < 0):
+        raise NKISimulationError(
+            "limit.value",
+            f"max_instructions must be a non-negative int or None, got {max_instructions!r}",
+            "simulate",
+        )
+    if timeout is not None and not (
+        isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout >= 0
+    ):
+        raise NKISimulationError(
+            "limit.value",
+            f"timeout must be a non-negative number of seconds or None, got {timeout!r}",
+            "simulate",
+        )
+
+
 class KernelTimeout(BaseException):
     """Raised inside a kernel past its deadline (a ``BaseException``, so ``except
     Exception`` in the kernel or the simulator does not catch it)."""

@@ -84,6 +84,8 @@ Kernel
                                without a real interrupt, or another non-``Exception``
     ``limit.instructions``     the kernel issued more NKI instructions than ``max_instructions``
     ``limit.time``             the kernel ran longer than ``timeout`` seconds of wall time
+    ``limit.value``            a ``max_instructions`` or ``timeout`` that is not None or a
+                               non-negative number
     ``api.unsupported``        an ``nki`` name the simulator does not provide
     ``simulation.inactive``    an NKI call outside a running simulation
     ``target.family``          a target that is not an AWS Neuron core

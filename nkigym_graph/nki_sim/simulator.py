@@ -27,7 +27,7 @@ from nkigym_graph.nki_sim.alloc import capacity, wrap_input
 from nkigym_graph.nki_sim.buffers import PSUM, SBUF
 from nkigym_graph.nki_sim.dtypes import to_dtype
 from nkigym_graph.nki_sim.errors import NKISimulationError
-from nkigym_graph.nki_sim.limits import DEFAULT_MAX_INSTRUCTIONS, DEFAULT_TIMEOUT, contained
+from nkigym_graph.nki_sim.limits import DEFAULT_MAX_INSTRUCTIONS, DEFAULT_TIMEOUT, check_limits, contained
 from nkigym_graph.nki_sim.loader import KernelSource, instantiate, load_source
 from nkigym_graph.nki_sim.memory import peak_usage
 from nkigym_graph.nki_sim.modules import build_modules
@@ -157,7 +157,8 @@ class Simulator:
     >>> sim.report.peak_sbuf_bytes                    # doctest: +SKIP
 
     ``kernel_or_source`` is NKI module source text or a function; ``kernel_name`` picks
-    the kernel when the source defines several. ``report`` holds the
+    the kernel when the source defines several; ``max_instructions`` and ``timeout``
+    bound each run (see :func:`simulate`). ``report`` holds the
     :class:`SimulationReport` of the latest run (also when its capacity check failed).
     """
 
@@ -170,6 +171,7 @@ class Simulator:
         max_instructions: int | None = DEFAULT_MAX_INSTRUCTIONS,
         timeout: float | None = DEFAULT_TIMEOUT,
     ) -> None:
+        check_limits(max_instructions, timeout)
         self.max_instructions = max_instructions
         self.timeout = timeout
         self.target = get_target(target)

@@ -123,3 +123,12 @@ def test_a_function_kernel_defined_next_to_its_caller_is_bounded_too() -> None:
     with pytest.raises(NKISimulationError, match=r"\[limit\.time\]"):
         simulate(_looping_kernel, _input(), timeout=0.2)
     threading.Event().wait(0.2)  # a late raise from a watchdog would land here
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [{"max_instructions": -1}, {"max_instructions": 1.5}, {"timeout": "10"}, {"timeout": float("nan")}],
+)
+def test_limits_must_be_numbers_or_none(limits: dict[str, object]) -> None:
+    error = _rule(_kernel(""), **limits)
+    assert error.rule == "limit.value" and next(iter(limits)) in str(error)
