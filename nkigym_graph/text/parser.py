@@ -14,6 +14,8 @@ A bare name means the whole tensor. Parameter shapes come from ``shapes=`` or ar
 inferred from the largest slice read. ``parse_fragment`` reads a bare statement list
 (seed 000's examples): undefined variables it reads become inputs (HBM for a load's
 source, on-chip otherwise) and undefined tensors it stores into become outputs.
+Attribute values are literals; ``float("inf")``, ``float("-inf")`` and ``float("nan")``
+are read as such (``nkigym_graph.literals``), without calling anything.
 """
 
 from __future__ import annotations
