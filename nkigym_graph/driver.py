@@ -134,19 +134,23 @@ def saturate(
 
     ``check=True`` also runs every batch's program on random inputs (drawn from ``seed``)
     and compares it with ``program``, as search does (``nkigym_graph.search.verify``):
-    sampled outputs after each batch, every output at the end. A difference raises
-    ``TransformError`` naming the batch that introduced it.
+    sampled outputs after each batch, every output of the result. A difference raises
+    ``TransformError`` naming the first batch that introduced it.
     """
-    verifier = _verifier(program, seed) if check else None
-    result = program
-    count = 0
-    for count, (step, after) in enumerate(saturate_steps(program, names), start=1):
-        result = after
-        if verifier is not None:
-            _check(verifier, after, step, count, full=False)
-    if verifier is not None and result is not program:
-        _check(verifier, result, None, count, full=True)
-    return result
+    if not check:
+        result = program
+        for _, after in saturate_steps(program, names):
+            result = after
+        return result
+    verifier = _verifier(program, seed)
+    steps: list[tuple[Batch, Program]] = []
+    for step, after in saturate_steps(program, names):
+        steps.append((step, after))
+        _check(verifier, steps, full=False)
+    if steps and verifier.check(steps[-1][1], full=True) is not None:
+        for count in range(1, len(steps) + 1):
+            _check(verifier, steps[:count], full=True)
+    return steps[-1][1] if steps else program
 
 
 def _verifier(program: Program, seed: int) -> Verifier:
@@ -155,8 +159,12 @@ def _verifier(program: Program, seed: int) -> Verifier:
     return Verifier(program, VerifySettings(seed=seed))
 
 
-def _check(verifier: Verifier, program: Program, step: Batch | None, count: int, full: bool) -> None:
+def _check(verifier: Verifier, steps: list[tuple[Batch, Program]], full: bool) -> None:
+    """Raise if the program of the last of ``steps`` differs from the input."""
+    step, program = steps[-1]
     problem = verifier.check(program, full=full)
     if problem is not None:
-        which = f"batch {count} ({step.transform} x{step.count})" if step else f"the {count} batches together"
-        raise TransformError(f"saturation check: {which} computes something else than the input: {problem}")
+        raise TransformError(
+            f"saturation check: batch {len(steps)} ({step.transform} x{step.count}) computes something "
+            f"else than the input: {problem}"
+        )

@@ -72,3 +72,35 @@ def test_check_names_the_batch_that_changed_the_numbers(program: Program) -> Non
 
 def test_check_passes_correct_transforms(program: Program) -> None:
     assert nkigym.saturate(program, check=True) == nkigym.saturate(program)
+
+
+class ChangeOneTile(Transform):
+    """Turns the multiply of one tile (columns ``start:start + 128``) into an add."""
+
+    name = "change_one_tile"
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+
+    def analyze(self, program: Program) -> list[Match]:
+        for node in program.statements_of("tensor_scalar"):
+            stmt = program.statements[node]
+            load = program.statements[program.writers_of(stmt.operands[0].var)[0]]
+            if stmt.attr("op") == "multiply" and load.operands[0].slices[1][0] == self.start:
+                new = stmt._replace(attrs=make_attrs(**{**stmt.attr_map, "op": "add"}))
+                edit = Edit(replace={node: new})
+                return [Match(self.name, (node,), edit, program_hash=program.canonical_hash)]
+        return []
+
+
+def test_check_compares_every_output_of_the_result() -> None:
+    from nkigym_graph.search.verify import Verifier, VerifySettings
+
+    program = nkigym.tile(scaled, {"x": (128, 128 * 32)})
+    sampled = {int(c) // 128 for c in Verifier(program, VerifySettings(seed=0)).points["output"][1]}
+    unsampled = min(set(range(32)) - sampled)
+    wrong = ChangeOneTile(128 * unsampled)
+    changed = nkigym.apply(program, wrong, wrong.analyze(program)[0])
+    assert Verifier(program, VerifySettings(seed=0)).check(changed) is None  # samples miss it
+    with pytest.raises(TransformError, match=r"saturation check: batch 1 \(change_one_tile x1\)"):
+        nkigym.saturate(program, [wrong], check=True)
