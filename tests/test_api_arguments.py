@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import nkigym_graph as ng
+from nkigym_graph.backend import EmitError
 from nkigym_graph.cost import CostModelError
 from nkigym_graph.synthetic import tiled_matmul
 
@@ -136,3 +137,9 @@ def test_search_on_a_tenstorrent_target_names_what_is_available() -> None:
     program = tiled_matmul(64, 64, 64, tile=32, target=ng.WORMHOLE_B0)
     with pytest.raises(CostModelError, match=r"prices Trainium targets \(trn1, trn2\); target 'wormhole_b0'"):
         ng.search(program, budget=2)
+
+
+@pytest.mark.parametrize("emit", [ng.emit, ng.emit_artifact])
+def test_emit_needs_a_program(emit: object) -> None:
+    with pytest.raises(EmitError, match=r"program must be a Program .* got NoneType None"):
+        emit(None, backend="buda")  # type: ignore[operator]

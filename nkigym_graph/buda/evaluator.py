@@ -126,7 +126,7 @@ def _run_op(netlist: Netlist, op: Op, operands: list[Array]) -> Array:
     try:
         operands = [numerics.apply_tms(x, op.input_tms(i)) for i, x in enumerate(operands)]
         out = _compute(netlist, op, operands)
-    except ValueError as exc:
+    except numerics.MALFORMED as exc:
         raise NetlistEvaluationError(where, str(exc)) from exc
     if op.type != "fused_op" and op.attributes.get("relu_en"):
         out = numerics.relu(out, op.attributes)

@@ -242,7 +242,7 @@ def load_netlist(
         return _from_text(source, "<string>", limits)
     hint = " (decode bytes first)" if isinstance(source, bytes | bytearray) else ""
     raise NetlistError(
-        "netlist must be YAML text (str), a pathlib.Path, a parsed map or a Netlist, "
+        "must be YAML text (str), a pathlib.Path, a parsed map or a Netlist, "
         f"got {describe(source)}{hint}"
     )
 

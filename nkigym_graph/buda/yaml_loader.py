@@ -131,8 +131,9 @@ _NetlistLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
 def parse_yaml(text: str, source: str = "<string>", max_nodes: int = 1_000_000) -> Any:
     """Parse YAML text into marked maps and lists; bad YAML, or a document of more than
     ``max_nodes`` nodes with its aliases expanded, raises :class:`NetlistError`."""
-    loader = _NetlistLoader(text)
+    loader: _NetlistLoader | None = None
     try:
+        loader = _NetlistLoader(text)  # reading starts here: it may refuse a character
         node = loader.get_single_node()
         if node is None:
             return None
@@ -148,7 +149,8 @@ def parse_yaml(text: str, source: str = "<string>", max_nodes: int = 1_000_000) 
     except RecursionError:
         raise NetlistError("invalid YAML: nested too deeply", source=source) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def _children(node: Node) -> list[Node]:

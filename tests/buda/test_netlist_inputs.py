@@ -26,10 +26,10 @@ def test_the_small_netlist_is_valid() -> None:
     [
         (
             None,
-            "netlist must be YAML text \\(str\\), a pathlib.Path, a parsed map or a Netlist, got NoneType",
+            "netlist: must be YAML text \\(str\\), a pathlib.Path, a parsed map or a Netlist, got NoneType",
         ),
-        (5, "netlist must be YAML text .* got int 5"),
-        (VALID.encode(), "netlist must be YAML text .* got bytes .*decode bytes first"),
+        (5, "netlist: must be YAML text .* got int 5"),
+        (VALID.encode(), "netlist: must be YAML text .* got bytes .*decode bytes first"),
         ("x: " + "y" * 300, "unknown section\\(s\\) \\['x'\\]"),
         ("hello: world", "unknown section\\(s\\) \\['hello'\\]"),
         ("devices: {arch: grayskull}\n", "missing or empty section\\(s\\) \\['queues', 'graphs'\\]"),
