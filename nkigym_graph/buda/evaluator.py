@@ -37,7 +37,7 @@ from nkigym_graph.arguments import describe
 from nkigym_graph.buda import numerics
 from nkigym_graph.buda.errors import NetlistEvaluationError
 from nkigym_graph.buda.fused_eval import run_fused_op
-from nkigym_graph.buda.limits import DEFAULT_LIMITS, NetlistLimits
+from nkigym_graph.buda.limits import DEFAULT_LIMITS, NetlistLimits, check_evaluation_limits
 from nkigym_graph.buda.model import Op, Queue
 from nkigym_graph.buda.netlist import Netlist, NetlistSource, load_netlist
 from nkigym_graph.buda.program import graph_runs
@@ -188,6 +188,7 @@ def evaluate_netlist(
     ``limits`` are as for :func:`~nkigym_graph.buda.netlist.load_netlist`.
     """
     loaded = load_netlist(netlist, path=path, limits=limits)
+    check_evaluation_limits(loaded, limits)
     state = _initial_state(loaded, inputs)
     for graph in graph_runs(loaded):
         _execute(loaded, graph, state)

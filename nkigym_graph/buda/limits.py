@@ -1,17 +1,23 @@
-"""Bounds a netlist is held to while it is loaded, before any rule runs or any array is
-made, so a hostile or mistaken netlist is refused quickly with a :class:`NetlistError`
-instead of holding the machine for minutes:
+"""Bounds a netlist is held to before any work, so a hostile or mistaken netlist is
+refused quickly with a :class:`NetlistError` instead of holding the machine for minutes.
+
+Loading (and so checking) enforces:
 
 - ``yaml_nodes``: YAML nodes with every alias expanded (a "billion laughs" document of
   nested aliases stops here before it is built);
 - ``grid``: each ``grid_size`` dimension, at most the largest Tenstorrent worker grid
   (whether an op fits its architecture's grid is the ``graph.grid`` rule);
-- ``t``, ``block``: the ``t`` dimension and each ``mblock`` / ``ublock`` dimension;
-- ``tensor_tiles``: tiles of one queue or op tensor (``t x grid x mblock x ublock``), also
-  after an input's ``broadcast`` TMs.
+- ``t``, ``block``: the ``t`` dimension, each ``mblock`` / ``ublock`` dimension and a
+  matmul's ``m_k`` / ``u_kt``; every size is at least 1.
 
-Every size must also be at least 1. Pass ``NetlistLimits(...)`` as ``limits=`` to
-``load_netlist``, ``check_netlist`` or ``evaluate_netlist`` to change them.
+Evaluation, which holds every tensor in memory, also enforces before any array is made:
+
+- ``tensor_tiles``: tiles of one queue or op tensor (``t x grid x mblock x ublock``), also
+  after an input's ``broadcast`` TMs;
+- ``total_tiles``: tiles of every queue and op tensor together.
+
+Pass ``NetlistLimits(...)`` as ``limits=`` to ``load_netlist``, ``check_netlist`` or
+``evaluate_netlist`` to change them.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ class NetlistLimits:
     t: int = 4096
     block: int = 1024
     tensor_tiles: int = 1 << 16
+    total_tiles: int = 1 << 18
 
 
 DEFAULT_LIMITS = NetlistLimits()
@@ -50,15 +57,9 @@ def check_limits(netlist: Netlist, limits: NetlistLimits) -> None:
     """Raise :class:`NetlistError` for the first size of ``netlist`` outside ``limits``."""
     where = Where("netlist", netlist.source)
     for queue in netlist.queues.values():
-        _tensor(queue, where.inner(f"queue '{queue.name}'"), limits)
+        _sizes(queue, where.inner(f"queue '{queue.name}'"), limits)
     for op in netlist.all_ops():
-        here = where.inner(f"graph '{op.graph}', op '{op.name}'")
-        _tensor(op, here, limits)
-        for index, name in enumerate(op.inputs):
-            _broadcast(netlist, name, op.input_tms(index), op.spec, f"input_{index}_tms", here, limits)
-    for queue in netlist.queues.values():
-        here = where.inner(f"queue '{queue.name}'")
-        _broadcast(netlist, queue.input, queue.input_tms, queue.spec, "input_tms", here, limits)
+        _sizes(op, where.inner(f"graph '{op.graph}', op '{op.name}'"), limits)
     for fused in netlist.fused_ops.values():
         for s, _, sub in fused.sub_ops():
             here = where.inner(f"fused op {fused.id}, schedule {s}, sub-op '{sub.name}'")
@@ -66,40 +67,54 @@ def check_limits(netlist: Netlist, limits: NetlistLimits) -> None:
             for key in ("m_k", "u_kt"):
                 if key in sub.attributes:
                     _within(sub.attributes[key], limits.block, "block", sub.spec, "attributes", here)
+
+
+def check_evaluation_limits(netlist: Netlist, limits: NetlistLimits) -> None:
+    """Raise :class:`NetlistError` if evaluating ``netlist`` would hold more tiles than
+    ``limits`` allow (one tensor, one broadcast input, or all tensors together)."""
+    where = Where("netlist", netlist.source)
+    items: list[tuple[Queue | Op, Where]] = [
+        (q, where.inner(f"queue '{q.name}'")) for q in netlist.queues.values()
+    ]
+    items += [(op, where.inner(f"graph '{op.graph}', op '{op.name}'")) for op in netlist.all_ops()]
+    for item, here in items:
+        if tiles(item) > limits.tensor_tiles:
+            raise here.error(item.spec, None, _too_many(tiles(item), "t x grid x mblock x ublock", limits))
+        inputs = [(item.input, item.input_tms, "input_tms")] if isinstance(item, Queue) else []
+        if isinstance(item, Op):
+            inputs = [(name, item.input_tms(i), f"input_{i}_tms") for i, name in enumerate(item.inputs)]
+        for source, tms, key in inputs:
+            producer = netlist.producer(source)
+            size = (tiles(producer) if producer is not None else 1) * _broadcasts(tms)
+            if size > limits.tensor_tiles:
+                raise here.error(item.spec, key, _too_many(size, f"'{source}' after its broadcasts", limits))
+    for fused in netlist.fused_ops.values():
+        for s, _, sub in fused.sub_ops():
             for index, tms in sub.tms.items():
                 if _broadcasts(tms) > limits.tensor_tiles:
+                    here = where.inner(f"fused op {fused.id}, schedule {s}, sub-op '{sub.name}'")
                     message = _too_many(_broadcasts(tms), "broadcast factors", limits)
                     raise here.error(sub.spec, f"input_{index}_tms", message)
+    total = sum(tiles(item) for item, _ in items)
+    if total > limits.total_tiles:
+        raise where.error(
+            netlist.data,
+            None,
+            f"its tensors hold {total} tiles, more than NetlistLimits.total_tiles = {limits.total_tiles}",
+        )
 
 
-def _tensor(item: Queue | Op, where: Where, limits: NetlistLimits) -> None:
+def _sizes(item: Queue | Op, where: Where, limits: NetlistLimits) -> None:
     _within(item.t, limits.t, "t", item.spec, "t", where)
     for size in item.grid_size:
         _within(size, limits.grid, "grid", item.spec, "grid_size", where)
     _dims(item.dims, item.spec, where, limits)
-    if tiles(item) > limits.tensor_tiles:
-        raise where.error(item.spec, None, _too_many(tiles(item), "t x grid x mblock x ublock", limits))
 
 
 def _dims(dims: Dims, spec: Mapping[Any, Any], where: Where, limits: NetlistLimits) -> None:
     for key, pair in (("mblock", dims.mblock), ("ublock", dims.ublock)):
         for size in pair:
             _within(size, limits.block, "block", spec, key, where)
-
-
-def _broadcast(
-    netlist: Netlist,
-    source: str,
-    tms: Iterable[Tm],
-    spec: Mapping[Any, Any],
-    key: str,
-    where: Where,
-    limits: NetlistLimits,
-) -> None:
-    producer = netlist.producer(source)
-    size = (tiles(producer) if producer is not None else 1) * _broadcasts(tms)
-    if size > limits.tensor_tiles:
-        raise where.error(spec, key, _too_many(size, f"'{source}' after its broadcasts", limits))
 
 
 def _broadcasts(tms: Iterable[Tm]) -> int:

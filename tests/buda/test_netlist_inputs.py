@@ -58,20 +58,29 @@ def test_bad_netlists_are_named_errors(netlist: object, message: str) -> None:
         ng.check_netlist(netlist)  # type: ignore[arg-type]
 
 
-def test_a_block_too_large_for_the_limits_is_refused() -> None:
+def test_evaluation_refuses_a_tensor_past_the_tile_limit() -> None:
     text = VALID.replace("mblock: [1, 1]", "mblock: [8, 8]", 1)
-    with pytest.raises(NetlistError, match=r"64 tiles .* more than NetlistLimits.tensor_tiles = 16"):
-        ng.check_netlist(text, limits=NetlistLimits(tensor_tiles=16))
-
-
-def test_a_broadcast_past_the_tile_limit_is_refused() -> None:
-    text = VALID.replace(
-        "inputs: [in0, in1]\n", "inputs: [in0, in1]\n      input_0_tms: [broadcast: {z: 100000}]\n"
-    )
     with pytest.raises(
-        NetlistError, match="field 'input_0_tms': 100000 tiles \\('in0' after its broadcasts\\)"
+        NetlistError, match=r"queue 'in0': 64 tiles .* more than NetlistLimits.tensor_tiles = 16"
     ):
-        ng.check_netlist(text)
+        ng.evaluate_netlist(text, {}, limits=NetlistLimits(tensor_tiles=16))
+
+
+def test_evaluation_refuses_a_broadcast_past_the_tile_limit() -> None:
+    tms = "inputs: [in0, in1]\n      input_0_tms: [broadcast: {z: 100000}]\n"
+    text = VALID.replace("inputs: [in0, in1]\n", tms)
+    ng.check_netlist(text)  # checking holds no tensors: it does not refuse the size
+    with pytest.raises(
+        NetlistError, match=r"field 'input_0_tms': 100000 tiles \('in0' after its broadcasts\)"
+    ):
+        ng.evaluate_netlist(text, {})
+
+
+def test_evaluation_refuses_more_tiles_than_the_total_limit() -> None:
+    with pytest.raises(
+        NetlistError, match=r"its tensors hold 4 tiles, more than NetlistLimits.total_tiles = 3"
+    ):
+        ng.evaluate_netlist(VALID, {}, limits=NetlistLimits(total_tiles=3))
 
 
 @pytest.mark.parametrize(
