@@ -3,6 +3,7 @@ refused quickly with a :class:`NetlistError` instead of holding the machine for 
 
 Loading (and so checking) enforces:
 
+- ``text_chars``: characters of YAML text (the YAML reader handles ~100k a second);
 - ``yaml_nodes``: YAML nodes with every alias expanded (a "billion laughs" document of
   nested aliases stops here before it is built);
 - ``grid``: each ``grid_size`` dimension, at most the largest Tenstorrent worker grid
@@ -42,6 +43,7 @@ LARGEST_GRID = max(max(target.facts["grid"]) for target in ARCH_TARGETS.values()
 class NetlistLimits:
     """The bounds of the module docstring."""
 
+    text_chars: int = 4_000_000
     yaml_nodes: int = 1_000_000
     grid: int = LARGEST_GRID
     t: int = 4096

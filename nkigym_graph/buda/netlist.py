@@ -242,13 +242,16 @@ def load_netlist(
         return _from_text(source, "<string>", limits)
     hint = " (decode bytes first)" if isinstance(source, bytes | bytearray) else ""
     raise NetlistError(
-        "must be YAML text (str), a pathlib.Path, a parsed map or a Netlist, "
-        f"got {describe(source)}{hint}"
+        f"must be YAML text (str), a pathlib.Path, a parsed map or a Netlist, got {describe(source)}{hint}"
     )
 
 
 def _read(path: Path, limits: NetlistLimits) -> Netlist:
     try:
+        size = path.stat().st_size
+        if size > 4 * limits.text_chars:  # UTF-8 takes at most 4 bytes a character
+            message = f"{size} bytes is more than NetlistLimits.text_chars = {limits.text_chars} characters"
+            raise NetlistError(message, source=str(path))
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else str(exc)
@@ -257,6 +260,11 @@ def _read(path: Path, limits: NetlistLimits) -> Netlist:
 
 
 def _from_text(text: str, source: str, limits: NetlistLimits) -> Netlist:
+    if len(text) > limits.text_chars:
+        raise NetlistError(
+            f"{len(text)} characters is more than NetlistLimits.text_chars = {limits.text_chars}",
+            source=source,
+        )
     if text.startswith(PROGRAM_HEADER) or text.lstrip().startswith("def "):
         raise NetlistError(
             "this is a program (the tiled-program text format), not a netlist; emit a netlist with "

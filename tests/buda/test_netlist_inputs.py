@@ -163,3 +163,14 @@ def test_check_netlist_cli_refuses_a_program_file(tmp_path: Path, capsys: pytest
     program = write_program(tiled_matmul(128, 128, 128), tmp_path / "program.nkg")
     assert main(["check-netlist", str(program)]) == 2
     assert "this is a program" in capsys.readouterr().err
+
+
+def test_text_past_the_character_limit_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(NetlistError, match=r"\d+ characters is more than NetlistLimits.text_chars = 100"):
+        ng.check_netlist(VALID, limits=NetlistLimits(text_chars=100))
+    path = tmp_path / "big.yaml"
+    path.write_text(VALID)
+    with pytest.raises(
+        NetlistError, match=r"\d+ bytes is more than NetlistLimits.text_chars = 100 characters"
+    ):
+        ng.check_netlist(path, limits=NetlistLimits(text_chars=100))
