@@ -143,3 +143,9 @@ def test_search_on_a_tenstorrent_target_names_what_is_available() -> None:
 def test_emit_needs_a_program(emit: object) -> None:
     with pytest.raises(EmitError, match=r"program must be a Program .* got NoneType None"):
         emit(None, backend="buda")  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("transforms", [5, [5], {"data_reuse": None}])
+def test_replay_transforms_must_be_transforms(transforms: object) -> None:
+    with pytest.raises(ng.SearchError, match="transforms must be Transform instances"):
+        ng.replay(ROOT, [("data_reuse", 0)], transforms)  # type: ignore[arg-type]

@@ -3,12 +3,14 @@
 ``replay(root, path)`` applies the ``(transform name, match)`` pairs of
 ``SearchResult.path`` in order. Consecutive matches found in the same program (equal
 ``program_hash``) were applied as one batch and are applied together again. The
-result has the canonical hash of the search's ``best``.
+result has the canonical hash of the search's ``best``. A hand-written path may name
+matches by index instead: ``[("data_reuse", 0)]`` applies the first match of
+``data_reuse`` in the program reached so far.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import groupby
 from typing import cast
 
@@ -52,7 +54,7 @@ def replay(
     """
     require_type(root, Program, "root", SearchError, "a Program")
     entries = _checked_path(path)
-    given = dict(transforms) if isinstance(transforms, Mapping) else {t.name: t for t in transforms or ()}
+    given = _given(transforms)
     program = root
     number = 0
     for by_index, run in groupby(entries, key=lambda entry: isinstance(entry[1], int)):
@@ -67,6 +69,19 @@ def replay(
                 number += 1
                 program = _replay_step(program, step, number, given)
     return program
+
+
+def _given(transforms: object) -> dict[str, Transform]:
+    """``replay``'s ``transforms`` (a map by name or a list) by name."""
+    if isinstance(transforms, Mapping):
+        given = dict(transforms)
+    elif isinstance(transforms, Iterable) and not isinstance(transforms, str):
+        given = {getattr(t, "name", ""): t for t in transforms}
+    else:
+        given = {} if transforms is None else {"": transforms}
+    if not all(isinstance(t, Transform) for t in given.values()):
+        raise SearchError(f"transforms must be Transform instances, got {describe(transforms)}")
+    return given
 
 
 def _checked_path(path: object) -> list[tuple[str, Match | int]]:
