@@ -30,8 +30,8 @@ def test_the_small_netlist_is_valid() -> None:
         ),
         (5, "netlist: must be YAML text .* got int 5"),
         (VALID.encode(), "netlist: must be YAML text .* got bytes .*decode bytes first"),
-        ("x: " + "y" * 300, "unknown section\\(s\\) \\['x'\\]"),
-        ("hello: world", "unknown section\\(s\\) \\['hello'\\]"),
+        ("x: " + "y" * 300, "missing or empty section\\(s\\) \\['queues', 'graphs'\\]"),
+        ("hello: world", "missing or empty section\\(s\\) \\['queues', 'graphs'\\]"),
         ("devices: {arch: grayskull}\n", "missing or empty section\\(s\\) \\['queues', 'graphs'\\]"),
         (
             "queues: {}\ngraphs: {}\nprograms: []\n",
