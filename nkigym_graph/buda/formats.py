@@ -14,4 +14,5 @@ TILE_BYTES: Mapping[str, int] = MappingProxyType({
 })  # fmt: skip
 """Bytes of one 32x32 tile with its 32-byte header (and Bfp exponent section)."""
 
-DATA_FORMATS = frozenset(TILE_BYTES)
+DATA_FORMATS = frozenset(TILE_BYTES) - {"Tf32"}
+"""The names the backend's netlist parser accepts (it has no ``Tf32`` spelling)."""
