@@ -79,6 +79,7 @@ def test_progress_shows_on_a_terminal_and_can_be_switched_off() -> None:
         ({"strategy": "random", "round_size": 0}, "random option round_size must be an integer >= 1"),
         ({"strategy": ["greedy"]}, "unknown search strategy \\['greedy'\\]"),
         ({"verify": ["all"]}, "verify must be one of"),
+        ({"progress": "x"}, "progress must be None, True or False, got str 'x'"),
     ],
 )
 def test_bad_arguments_are_named(kwargs: dict, message: str) -> None:
