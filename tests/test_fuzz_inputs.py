@@ -55,6 +55,19 @@ def test_mutated_program_files_parse_or_raise_a_named_error(text: str) -> None:
     assert loads_program(dumps_program(program)) == program
 
 
+FRAGMENTS = [p.read_text() for p in sorted((TESTS / "fixtures" / "seeds").glob("000_*.txt"))]
+
+
+@FUZZ
+@given(mutated(FRAGMENTS, PROGRAM_TOKENS))
+def test_mutated_fragments_parse_or_raise_a_named_error(text: str) -> None:
+    try:
+        fragment = ng.parse_fragment(text)
+    except ng.NkigymError:
+        return
+    assert len(fragment) >= 0 and str(fragment)
+
+
 @FUZZ
 @given(mutated(NETLISTS, NETLIST_TOKENS))
 def test_mutated_netlists_check_and_evaluate_or_raise_a_named_error(text: str) -> None:
