@@ -13,9 +13,15 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from nkigym_graph.arguments import require_type
+from nkigym_graph.errors import NkigymError
 from nkigym_graph.plugin_manager import lookup, registered_backends
 from nkigym_graph.program import Program
 from nkigym_graph.targets import Target, get_target
+
+
+class EmitError(NkigymError):
+    """An argument ``emit`` cannot take (a backend's own errors name its rules)."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,7 @@ def emit_artifact(
     program: Program, backend: str = "nki", target: str | Target | None = None, **options: Any
 ) -> Artifact:
     """Emit ``program`` through ``backend``; the target defaults to the program's."""
+    require_type(program, Program, "program", EmitError, "a Program (from tile or parse_program)")
     chosen: Backend = lookup("backend", backends(), backend)
     resolved = get_target(target) if target is not None else program.target
     return chosen.emit(program, resolved, **options)

@@ -18,8 +18,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from nkigym_graph.arguments import require_type
 from nkigym_graph.collector import collector_paused
-from nkigym_graph.errors import TransformError
+from nkigym_graph.errors import PluginError, TransformError
 from nkigym_graph.plugin_manager import lookup, notify_rewritten, registered_transforms
 from nkigym_graph.program import Program
 from nkigym_graph.rewrite import apply_edits, select_non_conflicting
@@ -40,7 +41,7 @@ def get_transform(name: str | Transform) -> Transform:
     """A transform by name (or pass an instance through)."""
     if isinstance(name, str):
         return lookup("transform", transforms(), name)
-    return name
+    return require_type(name, Transform, "transform", PluginError, "a transform name or a Transform instance")
 
 
 def analyze(program: Program, transform: str | Transform) -> list[Match]:
@@ -50,7 +51,9 @@ def analyze(program: Program, transform: str | Transform) -> list[Match]:
 
 def apply(program: Program, transform: str | Transform, match: Match) -> Program:
     """Apply one match; returns a new verified snapshot."""
+    require_type(program, Program, "program", TransformError, "a Program")
     t = get_transform(transform)
+    require_type(match, Match, "match", TransformError, f"a Match of {t.name!r} (from analyze)")
     result = t.rewrite(program, match)
     if not isinstance(result, Program):
         raise TransformError(f"transform {t.name!r} returned {type(result).__name__}, not a Program")

@@ -62,9 +62,11 @@ from nkigym_graph.cost import (
 )
 from nkigym_graph.cost.liveness import peak_live_by
 from nkigym_graph.cost.schedule import Edges, Trace, traced_schedule
+from nkigym_graph.plugin_manager import registered_cost_models, registered_targets
 from nkigym_graph.program import Program
 from nkigym_graph.slices import Slices, volume
 from nkigym_graph.statement import Statement
+from nkigym_graph.targets import BUILTIN_TARGETS
 from nkigym_graph.variables import INTERMEDIATE, PARAM
 
 if TYPE_CHECKING:
@@ -114,7 +116,17 @@ class Work(NamedTuple):
 
 
 def _facts(program: Program) -> Mapping[str, Any]:
-    facts = program.target.facts
+    target = program.target
+    if target.family != "neuron":
+        known = {**BUILTIN_TARGETS, **registered_targets()}
+        priced = ", ".join(sorted(n for n, t in known.items() if t.family == "neuron"))
+        raise CostModelError(
+            f"the trn2 cost model prices Trainium targets ({priced}); target {target.name!r} is a "
+            f"{target.family} target, which no cost model prices yet (registered cost models: "
+            f"{', '.join(sorted(registered_cost_models()))}). Search and estimate need a Trainium "
+            f"target; emit_artifact(program, backend='buda', arch={target.name!r}) emits a netlist"
+        )
+    facts = target.facts
     missing = [f for f in REQUIRED_FACTS if f not in facts]
     if missing:
         raise CostModelError(

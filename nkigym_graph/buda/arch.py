@@ -6,6 +6,7 @@ Wormhole B0 facts), ``wormhole_b0`` and ``blackhole``; case does not matter.
 
 from __future__ import annotations
 
+from nkigym_graph.arguments import describe
 from nkigym_graph.buda.errors import NetlistError
 from nkigym_graph.targets import BLACKHOLE, GRAYSKULL, WORMHOLE_B0, Target
 
@@ -25,6 +26,11 @@ def arch_target(arch: str | Target) -> Target:
         if arch.family != "tenstorrent":
             raise NetlistError(f"target {arch.name} is not a Tenstorrent architecture")
         return arch
+    if not isinstance(arch, str):
+        known = ", ".join(ARCH_TARGETS)
+        raise NetlistError(
+            f"arch must be an architecture name ({known}) or a Tenstorrent Target, got {describe(arch)}"
+        )
     key = arch.lower()
     if key not in ARCH_TARGETS:
         raise NetlistError(f"unknown architecture '{arch}'; known: {', '.join(ARCH_TARGETS)}")

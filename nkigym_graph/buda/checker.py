@@ -11,9 +11,13 @@ Typical use by a backend that emits netlists::
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from pathlib import Path
 
+from nkigym_graph.arguments import describe
 from nkigym_graph.buda.arch import DEFAULT_ARCH, arch_name, arch_target
 from nkigym_graph.buda.context import Finding, FusedContext, NetlistContext
+from nkigym_graph.buda.errors import NetlistError
+from nkigym_graph.buda.limits import DEFAULT_LIMITS, NetlistLimits
 from nkigym_graph.buda.model import FusedOp, Op
 from nkigym_graph.buda.netlist import Netlist, NetlistSource, load_netlist
 from nkigym_graph.buda.rules import RULES, Rule, rule_by_id
@@ -65,24 +69,32 @@ def _check_arch(netlist: Netlist, arch: str | Target, rules: tuple[Rule, ...]) -
 
 
 def check_netlist(
-    netlist: NetlistSource | Netlist,
+    netlist: NetlistSource | Netlist | None = None,
     arch: str | Target | None = None,
     *,
+    path: str | Path | None = None,
     ignore: Collection[str] = (),
+    limits: NetlistLimits = DEFAULT_LIMITS,
 ) -> list[Violation]:
     """Check a netlist against every rule in :data:`RULES`; an empty list means it passes.
 
-    ``netlist`` is YAML text, a file path, a parsed map or a :class:`Netlist`. ``arch``
-    (``grayskull``, ``wormhole``, ``wormhole_b0``, ``blackhole`` or a Tenstorrent
+    ``netlist`` is YAML text (a ``str`` is always text), a file (``pathlib.Path``), a
+    parsed map or a :class:`Netlist`; ``path=`` reads a file named by a ``str`` or ``Path``.
+    ``arch`` (``grayskull``, ``wormhole``, ``wormhole_b0``, ``blackhole`` or a Tenstorrent
     :class:`~nkigym_graph.targets.Target`) defaults to every architecture listed in the
     netlist's ``devices.arch`` (``wormhole_b0`` when none is listed): a netlist that claims
     several architectures must pass on each. Violations are returned once each, in rule
     order per architecture. ``ignore`` names rules (ids or aliases) not to run. Raises
-    :class:`NetlistError` if the netlist cannot be read, ``KeyError`` for an unknown rule.
+    :class:`NetlistError` if the netlist cannot be read or breaks ``limits`` (see
+    :mod:`nkigym_graph.buda.limits`), and for an unknown architecture or rule.
     """
+    if isinstance(ignore, str) or not isinstance(ignore, Collection):
+        raise NetlistError(f"ignore must be a list of rule ids, got {describe(ignore)}")
     skipped = {rule_by_id(rule_id).id for rule_id in ignore}
     rules = tuple(rule for rule in RULES if rule.id not in skipped)
-    loaded = load_netlist(netlist)
+    if arch is not None:
+        arch_target(arch)  # an unknown architecture is refused before the netlist is read
+    loaded = load_netlist(netlist, path=path, limits=limits)
     names = loaded.arch_names or (DEFAULT_ARCH,)
     archs: list[str | Target] = [arch] if arch is not None else list(names)
     seen: set[Violation] = set()

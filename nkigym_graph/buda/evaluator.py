@@ -29,12 +29,15 @@ Anything it cannot evaluate raises :class:`NetlistEvaluationError` naming the op
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 
+from nkigym_graph.arguments import describe
 from nkigym_graph.buda import numerics
 from nkigym_graph.buda.errors import NetlistEvaluationError
 from nkigym_graph.buda.fused_eval import run_fused_op
+from nkigym_graph.buda.limits import DEFAULT_LIMITS, NetlistLimits, check_evaluation_limits
 from nkigym_graph.buda.model import Op, Queue
 from nkigym_graph.buda.netlist import Netlist, NetlistSource, load_netlist
 from nkigym_graph.buda.program import graph_runs
@@ -43,7 +46,10 @@ Array = np.ndarray
 
 
 def _as_queue_tensor(queue: Queue, value: object) -> Array:
-    array = np.asarray(value, dtype=np.float64)
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise NetlistEvaluationError(f"input '{queue.name}'", f"is not a numeric array: {exc}") from None
     given = array.shape
     if array.ndim == 2 and queue.t == 1:
         array = array[np.newaxis]
@@ -55,7 +61,11 @@ def _as_queue_tensor(queue: Queue, value: object) -> Array:
     return array
 
 
-def _initial_state(netlist: Netlist, inputs: Mapping[str, object]) -> dict[str, Array]:
+def _initial_state(netlist: Netlist, inputs: object) -> dict[str, Array]:
+    if not isinstance(inputs, Mapping):
+        raise NetlistEvaluationError(
+            "inputs", f"must be a map of host queue name to array, got {describe(inputs)}"
+        )
     state = {}
     for name, value in inputs.items():
         queue = netlist.queues.get(name)
@@ -116,7 +126,7 @@ def _run_op(netlist: Netlist, op: Op, operands: list[Array]) -> Array:
     try:
         operands = [numerics.apply_tms(x, op.input_tms(i)) for i, x in enumerate(operands)]
         out = _compute(netlist, op, operands)
-    except ValueError as exc:
+    except numerics.MALFORMED as exc:
         raise NetlistEvaluationError(where, str(exc)) from exc
     if op.type != "fused_op" and op.attributes.get("relu_en"):
         out = numerics.relu(out, op.attributes)
@@ -162,15 +172,23 @@ def _execute(netlist: Netlist, graph: str, state: dict[str, Array]) -> None:
         state[queue.name] = data
 
 
-def evaluate_netlist(netlist: NetlistSource | Netlist, inputs: Mapping[str, object]) -> dict[str, Array]:
+def evaluate_netlist(
+    netlist: NetlistSource | Netlist | None = None,
+    inputs: Mapping[str, object] | None = None,
+    *,
+    path: str | Path | None = None,
+    limits: NetlistLimits = DEFAULT_LIMITS,
+) -> dict[str, Array]:
     """Run a netlist in numpy and return every output queue (a queue written by an op).
 
     ``inputs`` maps host queue names (and, optionally, initial contents of op-written
     queues such as rams) to arrays of the queue's shape. Raises
     :class:`NetlistEvaluationError` naming the op (and fused sub-op) it cannot run, and
-    :class:`NetlistError` when the netlist cannot be read.
+    :class:`NetlistError` when the netlist cannot be read. ``netlist``, ``path=`` and
+    ``limits`` are as for :func:`~nkigym_graph.buda.netlist.load_netlist`.
     """
-    loaded = load_netlist(netlist)
+    loaded = load_netlist(netlist, path=path, limits=limits)
+    check_evaluation_limits(loaded, limits)
     state = _initial_state(loaded, inputs)
     for graph in graph_runs(loaded):
         _execute(loaded, graph, state)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nkigym_graph.buda.errors import NetlistError
+from nkigym_graph.buda.formats import DATA_FORMATS
 from nkigym_graph.buda.yaml_loader import MarkedDict, line_of
 
 _MISSING = object()
@@ -109,3 +110,27 @@ def get_bool(spec: Mapping[Any, Any], key: str, where: Where, default: bool = Fa
     if isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
     raise where.error(spec, key, f"must be true or false, got {value!r}")
+
+
+def get_format(spec: Mapping[Any, Any], key: str, where: Where, default: Any = _MISSING) -> Any:
+    """A data-format field (``df``, ``out_df``, ...): a name from ``DATA_FORMATS`` or None."""
+    value = get_str(spec, key, where, default)
+    if value is not None:
+        _known_format(spec, key, value, where)
+    return value
+
+
+def get_format_list(
+    spec: Mapping[Any, Any], key: str, where: Where, default: Any = _MISSING
+) -> tuple[str, ...]:
+    """A list of data formats (``in_df``)."""
+    values = get_str_list(spec, key, where, default)
+    for value in values:
+        _known_format(spec, key, value, where)
+    return values
+
+
+def _known_format(spec: Mapping[Any, Any], key: str, value: str, where: Where) -> None:
+    if value not in DATA_FORMATS:
+        known = ", ".join(sorted(DATA_FORMATS))
+        raise where.error(spec, key, f"{value!r} is not a Buda data format; known: {known}")

@@ -60,7 +60,7 @@ def run_fused_op(op: Op, fused: FusedOp, inputs: list[Array]) -> Array:
         try:
             operands = [numerics.apply_tms(x, sub.input_tms(i)) for i, x in enumerate(operands)]
             result = _compute(sub, operands)
-        except ValueError as exc:
+        except numerics.MALFORMED as exc:
             raise NetlistEvaluationError(where, str(exc)) from exc
         if sub.attributes.get("relu_en"):
             result = numerics.relu(result, sub.attributes)

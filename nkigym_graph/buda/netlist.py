@@ -9,6 +9,8 @@
 ...          mblock: [1, 1], ublock: [1, 1], df: Float16, loc: dram, dram: [[0, 0x11000000]]}
 ... graphs:
 ...   g: {op0: {type: exp, grid_size: [1, 1], inputs: [in0], mblock: [1, 1], ublock: [1, 1]}}
+... programs:
+...   - run: [{execute: {graph_name: g}}]
 ... ''')
 >>> nl.arch_names, nl.op("op0").type, nl.queues["in0"].dram
 (('grayskull',), 'exp', ((0, 268435456),))
@@ -21,8 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nkigym_graph.arguments import describe
 from nkigym_graph.buda.errors import NetlistError
 from nkigym_graph.buda.fields import Where, require_map
+from nkigym_graph.buda.limits import DEFAULT_LIMITS, NetlistLimits, check_limits
 from nkigym_graph.buda.model import (
     FusedOp,
     Op,
@@ -36,8 +40,15 @@ from nkigym_graph.buda.yaml_loader import DuplicateKey, MarkedDict, parse_yaml
 
 GRAPH_SETTINGS = ("target_device", "input_count")
 """Keys of a graph map that are settings, not ops."""
+REQUIRED_SECTIONS = ("queues", "graphs")
+"""Top-level sections every netlist has, non-empty. Like the backend's parser, loading
+ignores other top-level keys; an empty ``programs`` is the ``graph.programs`` violation
+(the evaluator then runs each graph once)."""
+PROGRAM_HEADER = "# nkigym-graph program:"
+"""The first line of a program file (``nkigym_graph.text.files``), refused with a hint."""
 
 NetlistSource = str | Path | Mapping[str, Any]
+"""YAML text (a ``str`` is always text), a file (a ``Path``) or an already parsed map."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,10 +150,24 @@ def _duplicates(section: str, value: Any) -> list[tuple[str, DuplicateKey]]:
     return [(section, d) for d in value.duplicates] if isinstance(value, MarkedDict) else []
 
 
-def netlist_from_data(data: Any, source: str = "<dict>") -> Netlist:
-    """Build the typed view of an already parsed netlist map."""
+def _require_sections(data: Any, where: Where) -> Mapping[str, Any]:
+    if not isinstance(data, Mapping):
+        hint = ""
+        if isinstance(data, str) and "\n" not in data.strip():
+            hint = " (a str is netlist text: read a file with pathlib.Path(...) or path=)"
+        raise where.error(data, None, f"must be a map of sections, got {type(data).__name__}{hint}")
+    missing = [key for key in REQUIRED_SECTIONS if not data.get(key)]
+    if missing:
+        raise where.error(
+            data, None, f"missing or empty section(s) {missing}; a netlist needs queues and graphs"
+        )
+    return data
+
+
+def netlist_from_data(data: Any, source: str = "<dict>", limits: NetlistLimits = DEFAULT_LIMITS) -> Netlist:
+    """Build the typed view of an already parsed netlist map, held to ``limits``."""
     where = Where("netlist", source)
-    data = require_map(data, where)
+    data = _require_sections(data, where)
     queues_raw = _section(data, "queues", dict, where)
     graphs_raw = _section(data, "graphs", dict, where)
     fused_raw = _section(data, "fused_ops", dict, where)
@@ -170,7 +195,7 @@ def netlist_from_data(data: Any, source: str = "<dict>") -> Netlist:
     for ops in graphs.values():
         for name, op in ops.items():
             op_index.setdefault(name, op)
-    return Netlist(
+    netlist = Netlist(
         data=data,
         source=source,
         queues=queues,
@@ -180,25 +205,66 @@ def netlist_from_data(data: Any, source: str = "<dict>") -> Netlist:
         duplicates=tuple(duplicates),
         op_index=op_index,
     )
+    check_limits(netlist, limits)
+    return netlist
 
 
-def _looks_like_path(text: str) -> bool:
-    return "\n" not in text and (text.endswith((".yaml", ".yml")) or Path(text).is_file())
-
-
-def load_netlist(source: NetlistSource | Netlist) -> Netlist:
-    """Load a netlist from YAML text, a file path (``str`` or ``Path``), a parsed map, or
-    pass a :class:`Netlist` through. Bad YAML or a malformed section raises
-    :class:`NetlistError` naming the line."""
+def load_netlist(
+    source: NetlistSource | Netlist | None = None,
+    *,
+    path: str | Path | None = None,
+    limits: NetlistLimits = DEFAULT_LIMITS,
+) -> Netlist:
+    """Load a netlist from YAML text (a ``str`` is always text), a file (a ``Path``, or
+    ``path=`` as a ``str`` or ``Path``), a parsed map, or pass a :class:`Netlist` through.
+    A netlist needs ``queues`` and ``graphs``; bad YAML, a malformed or
+    missing section, or a size outside ``limits`` (see :mod:`nkigym_graph.buda.limits`)
+    raises :class:`NetlistError` naming the line."""
+    if not isinstance(limits, NetlistLimits):
+        raise NetlistError(f"limits must be a NetlistLimits, got {describe(limits)}")
+    if path is not None:
+        if source is not None:
+            raise NetlistError("pass the netlist or path=, not both")
+        if not isinstance(path, str | Path):
+            raise NetlistError(f"path must be a str or pathlib.Path, got {describe(path)}")
+        return _read(Path(path), limits)
     if isinstance(source, Netlist):
         return source
     if isinstance(source, Mapping):
-        return netlist_from_data(source)
-    if isinstance(source, Path) or _looks_like_path(source):
-        path = Path(source)
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise NetlistError(f"cannot read netlist file: {exc.strerror}", source=str(path)) from exc
-        return netlist_from_data(parse_yaml(text, str(path)), str(path))
-    return netlist_from_data(parse_yaml(source), "<string>")
+        return netlist_from_data(source, limits=limits)
+    if isinstance(source, Path):
+        return _read(source, limits)
+    if isinstance(source, str):
+        return _from_text(source, "<string>", limits)
+    hint = " (decode bytes first)" if isinstance(source, bytes | bytearray) else ""
+    raise NetlistError(
+        f"must be YAML text (str), a pathlib.Path, a parsed map or a Netlist, got {describe(source)}{hint}"
+    )
+
+
+def _read(path: Path, limits: NetlistLimits) -> Netlist:
+    try:
+        size = path.stat().st_size
+        if size > 4 * limits.text_chars:  # UTF-8 takes at most 4 bytes a character
+            message = f"{size} bytes is more than NetlistLimits.text_chars = {limits.text_chars} characters"
+            raise NetlistError(message, source=str(path))
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+        raise NetlistError(f"cannot read netlist file: {reason}", source=str(path)) from exc
+    return _from_text(text, str(path), limits)
+
+
+def _from_text(text: str, source: str, limits: NetlistLimits) -> Netlist:
+    if len(text) > limits.text_chars:
+        raise NetlistError(
+            f"{len(text)} characters is more than NetlistLimits.text_chars = {limits.text_chars}",
+            source=source,
+        )
+    if text.startswith(PROGRAM_HEADER) or text.lstrip().startswith("def "):
+        raise NetlistError(
+            "this is a program (the tiled-program text format), not a netlist; emit a netlist with "
+            "emit_artifact(program, backend='buda', arch=...) or `nkigym-graph emit P --backend buda`",
+            source=source,
+        )
+    return netlist_from_data(parse_yaml(text, source, limits.yaml_nodes), source, limits)

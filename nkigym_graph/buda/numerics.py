@@ -19,6 +19,9 @@ from nkigym_graph.buda.tms import Tm
 
 TILE = 32
 Array = np.ndarray
+MALFORMED = (ValueError, LookupError, TypeError, ArithmeticError)
+"""What these functions raise for a netlist they cannot run (too few operands, an
+attribute of the wrong kind, ...); the evaluator reports it naming the op."""
 _SQRT_2_OVER_PI = float(np.sqrt(2.0 / np.pi))
 _EPS32 = float(np.finfo(np.float32).eps)
 

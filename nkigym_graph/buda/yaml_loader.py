@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 from yaml.constructor import ConstructorError
-from yaml.nodes import MappingNode, SequenceNode
+from yaml.nodes import MappingNode, Node, SequenceNode
 
 from nkigym_graph.buda.errors import NetlistError
 
@@ -128,10 +128,17 @@ _NetlistLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
 _NetlistLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
 
 
-def parse_yaml(text: str, source: str = "<string>") -> Any:
-    """Parse YAML text into marked maps and lists; bad YAML raises :class:`NetlistError`."""
+def parse_yaml(text: str, source: str = "<string>", max_nodes: int = 1_000_000) -> Any:
+    """Parse YAML text into marked maps and lists; bad YAML, or a document of more than
+    ``max_nodes`` nodes with its aliases expanded, raises :class:`NetlistError`."""
+    loader: _NetlistLoader | None = None
     try:
-        return yaml.load(text, Loader=_NetlistLoader)
+        loader = _NetlistLoader(text)  # reading starts here: it may refuse a character
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        expanded_size(node, max_nodes, source)
+        return loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
@@ -139,3 +146,48 @@ def parse_yaml(text: str, source: str = "<string>") -> Any:
         raise NetlistError(f"invalid YAML: {problem}", line, column, source) from exc
     except yaml.YAMLError as exc:
         raise NetlistError(f"invalid YAML: {exc}", source=source) from exc
+    except RecursionError:
+        raise NetlistError("invalid YAML: nested too deeply", source=source) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, MappingNode):
+        return [item for pair in node.value for item in pair]
+    return list(node.value) if isinstance(node, SequenceNode) else []
+
+
+def expanded_size(root: Node, limit: int, source: str = "<string>") -> int:
+    """Nodes of the document under ``root`` with every alias expanded (each shared node
+    counted once per use), refused past ``limit`` and for an alias inside itself. Linear
+    in the distinct nodes: it never expands anything."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # the nodes being counted: ancestors of the current one
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        if finished:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+            if sizes[key] > limit:
+                line = node.start_mark.line + 1
+                raise NetlistError(
+                    f"the document expands to more than {limit} YAML nodes (aliases included; "
+                    f"NetlistLimits.yaml_nodes)",
+                    line,
+                    source=source,
+                )
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise NetlistError(
+                "an alias refers to a node inside itself", node.start_mark.line + 1, source=source
+            )
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+    return sizes[id(root)]

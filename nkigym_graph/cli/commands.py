@@ -113,7 +113,7 @@ def simulate(args: argparse.Namespace) -> int:
 
 def check_netlist(args: argparse.Namespace) -> int:
     path = existing_file(args.netlist)
-    violations = ng.check_netlist(path, arch=args.arch)
+    violations = ng.check_netlist(path=path, arch=args.arch)
     for v in violations:
         print(f"{v.rule}: {v.message}")
     print(f"{path}: {len(violations)} violation(s)" if violations else f"{path}: no violations")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from nkigym_graph.arguments import require_type
 from nkigym_graph.cost.errors import CostModelError
 from nkigym_graph.cost.protocol import CostModel
 from nkigym_graph.cost.report import CostReport
@@ -36,6 +37,7 @@ def get_cost_model(model: str | CostModel) -> CostModel:
 
 def estimate(program: Program, model: str | CostModel = DEFAULT_MODEL) -> CostReport:
     """The modeled cost of ``program`` (modeled by an analytic model, not measured)."""
+    require_type(program, Program, "program", CostModelError, "a Program (from tile or parse_program)")
     chosen = get_cost_model(model)
     report = chosen.estimate(program)
     if not isinstance(report, CostReport):

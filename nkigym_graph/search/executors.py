@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any, TypeVar
 
+from nkigym_graph.arguments import require_int
 from nkigym_graph.search.errors import SearchError
 
 T = TypeVar("T")
@@ -20,8 +21,8 @@ T = TypeVar("T")
 
 def resolve_executor(executor: Executor | str | None, workers: int | None) -> tuple[Executor | None, bool]:
     """The executor to use and whether the search owns it (and must shut it down)."""
-    if workers is not None and (not isinstance(workers, int) or workers < 1):
-        raise SearchError(f"workers must be a positive integer, got {workers!r}")
+    if workers is not None:
+        workers = require_int(workers, "workers", SearchError, minimum=1)
     if executor is None and workers is None:
         return None, False
     if executor is None or executor == "process":

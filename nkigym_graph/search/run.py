@@ -16,9 +16,11 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any
 
+from nkigym_graph.arguments import describe, require_int, require_type
 from nkigym_graph.collector import collector_relaxed
 from nkigym_graph.cost import CostModel, get_cost_model
 from nkigym_graph.driver import get_transform
+from nkigym_graph.errors import PluginError
 from nkigym_graph.program import Program
 from nkigym_graph.search.errors import SearchError
 from nkigym_graph.search.executors import resolve_executor
@@ -61,17 +63,18 @@ def search(
     (in this process), ``"process"`` or an ``Executor``; ``workers=N`` makes a process
     pool of N. ``progress``: a status line on stderr (default: when it is a terminal).
     """
+    require_type(program, Program, "program", SearchError, "a Program (from tile or parse_program)")
     chosen = get_strategy(strategy)
     bound = chosen.bind(options)
-    if verify not in VERIFY_MODES:
+    if not isinstance(verify, str) or verify not in VERIFY_MODES:
         raise SearchError(f"verify must be one of {VERIFY_MODES}, got {verify!r}")
-    if budget is None:
-        budget = chosen.budget
-    if not isinstance(budget, int) or budget < 1:
-        raise SearchError(f"budget must be a positive integer, got {budget!r}")
-    if samples < 1:
-        raise SearchError(f"samples must be positive, got {samples!r}")
-    resolved = [get_transform(t) for t in transforms]
+    budget = require_int(chosen.budget if budget is None else budget, "budget", SearchError, minimum=1)
+    seed = require_int(seed, "seed", SearchError)
+    samples = require_int(samples, "samples", SearchError, minimum=1)
+    memo_bytes = require_int(memo_bytes, "memo_bytes", SearchError)
+    if progress is not None:
+        require_type(progress, bool, "progress", SearchError, "None, True or False")
+    resolved = transform_list(transforms)
     if not resolved:
         raise SearchError("search needs at least one transform")
     names = [t.name for t in resolved]
@@ -124,3 +127,23 @@ def search(
         graph=session.graph.graph,
         collected=tuple(session.collected),
     )
+
+
+def transform_list(transforms: Sequence[str | Transform]) -> list[Transform]:
+    """``transforms`` (names or instances) resolved; anything else is a ``SearchError``."""
+    if isinstance(transforms, str | bytes) or not isinstance(transforms, Sequence | set | frozenset):
+        raise SearchError(
+            f"transforms must be a list of transform names or Transform instances "
+            f"(default: {', '.join(DEFAULT_TRANSFORMS)}), got {describe(transforms)}"
+        )
+    resolved = []
+    for item in transforms:
+        if not isinstance(item, str | Transform):
+            raise SearchError(
+                f"transforms entries must be names or Transform instances, got {describe(item)}"
+            )
+        try:
+            resolved.append(get_transform(item))
+        except PluginError as err:
+            raise SearchError(f"transforms: {err}") from None
+    return resolved

@@ -41,9 +41,9 @@ def circular_buffers(
 ) -> CircularBufferCount:
     """Count the circular buffers ``netlist_or_program`` needs on ``arch``.
 
-    It is a :class:`Program` or a netlist (a :class:`Netlist`, a parsed map,
-    YAML text or a path). ``arch`` defaults to the program's target, or the netlist's
-    ``devices.arch``.
+    It is a :class:`Program` or a netlist (a :class:`Netlist`, a parsed map, YAML text
+    as a ``str`` or a file as a ``pathlib.Path``). ``arch`` defaults to the program's
+    target, or the netlist's ``devices.arch``.
     """
     if isinstance(netlist_or_program, Program):
         target = get_target(arch) if arch is not None else netlist_or_program.target

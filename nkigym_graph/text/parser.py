@@ -21,7 +21,6 @@ are read as such (``nkigym_graph.literals``), without calling anything.
 from __future__ import annotations
 
 import ast
-import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,12 +33,14 @@ from nkigym_graph.program import Program
 from nkigym_graph.slices import Slices, full
 from nkigym_graph.statement import Operand, Statement, make_attrs
 from nkigym_graph.targets import TRN2, Target
+from nkigym_graph.text.source import checked_shapes, nesting_guarded, read_module
 from nkigym_graph.variables import Param
 
 Shapes = Mapping[str, Sequence[int]]
 _NAMESPACES = ("nkigym", "nkigym_graph", "nki")
 
 
+@nesting_guarded
 def parse_program(
     text: str,
     shapes: Shapes | None = None,
@@ -56,7 +57,7 @@ def parse_program(
         raise _error("expected exactly one `def` (imports aside) at top level", where)
     func = functions[0]
     params = [arg.arg for arg in func.args.args]
-    builder = _Builder(params=params, shapes=dict(shapes or {}), fragment=False)
+    builder = _Builder(params=params, shapes=checked_shapes(shapes), fragment=False)
     body = func.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]  # docstring
@@ -68,6 +69,7 @@ def parse_program(
     return builder.build(func.name, returns, dtype=dtype, target=target)
 
 
+@nesting_guarded
 def parse_fragment(
     text: str,
     shapes: Shapes | None = None,
@@ -78,17 +80,14 @@ def parse_fragment(
 ) -> Program:
     """Parse a bare list of statements (no ``def``/``return``) into a fragment program."""
     module = _parse_module(text)
-    builder = _Builder(params=[], shapes=dict(shapes or {}), fragment=True)
+    builder = _Builder(params=[], shapes=checked_shapes(shapes), fragment=True)
     for node in module.body:
         builder.statement(node)
     return builder.build(name, (), dtype=dtype, target=target)
 
 
 def _parse_module(text: str) -> ast.Module:
-    try:
-        return ast.parse(textwrap.dedent(text).strip("\n") + "\n")
-    except SyntaxError as err:
-        raise ParseError(err.msg, err.lineno or 0, err.offset or 0) from None
+    return read_module(text)
 
 
 def _error(message: str, node: ast.AST | None) -> ParseError:

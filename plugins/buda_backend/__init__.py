@@ -67,7 +67,9 @@ class BudaBackend(Backend):
             )
         if arch is None:
             arch = target if target.family == "tenstorrent" else DEFAULT_ARCH
-        return emit_netlist(program, get_arch(arch), allow_over_limit)
+        dtypes = {param.dtype for param in program.params}
+        dtype = dtypes.pop() if len(dtypes) == 1 else None
+        return emit_netlist(program, get_arch(arch, dtype), allow_over_limit)
 
 
 @hookimpl

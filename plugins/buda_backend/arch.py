@@ -4,6 +4,7 @@ The worker grid, NOC count, dest capacity and fused-op limits come from the targ
 facts (``nkigym_graph.targets``); these are the netlist settings the targets do not hold.
 Grayskull has no Float32 accumulation, so its netlists compute in Float16_b (dest then
 holds 8 tiles per ublock); Wormhole B0 and Blackhole use Float32 throughout (4 tiles).
+A bfloat16 (float16) program's queues and op data are Float16_b (Float16) on every arch.
 The numpy evaluator does not emulate data formats.
 """
 
@@ -55,8 +56,13 @@ _SETTINGS: dict[str, tuple[str, str, str, int]] = {
 }
 
 
-def get_arch(target: str | Target) -> Arch:
-    """The netlist settings for a Tenstorrent architecture name or target."""
+DATA_FORMATS = {"bfloat16": "Float16_b", "float16": "Float16"}
+"""Buda data formats of program dtypes narrower than float32 (float32 uses the arch's)."""
+
+
+def get_arch(target: str | Target, dtype: str | None = None) -> Arch:
+    """The netlist settings for a Tenstorrent architecture name or target; a program of
+    ``dtype`` bfloat16 or float16 keeps it in queues and op data (``acc_df`` is the arch's)."""
     try:
         resolved = arch_target(target)
     except Exception as err:  # NetlistError for names, or a Trainium target
@@ -64,4 +70,4 @@ def get_arch(target: str | Target) -> Arch:
     if resolved.name not in _SETTINGS:
         raise BudaEmitError(f"no netlist settings for architecture {resolved.name!r}")
     df, acc_df, fidelity, channels = _SETTINGS[resolved.name]
-    return Arch(resolved, df, acc_df, fidelity, channels)
+    return Arch(resolved, DATA_FORMATS.get(str(dtype), df), acc_df, fidelity, channels)

@@ -123,7 +123,7 @@ def test_grid_limits_come_from_the_target() -> None:
 
 def test_ignore_skips_rules_by_id_or_alias() -> None:
     assert rules_of(DEST_INPUT_1, ignore=["general.3"]) == set()
-    with pytest.raises(KeyError):
+    with pytest.raises(NetlistError, match=r"no rule 'general.99'"):
         check_netlist(DEST_INPUT_1, ignore=["general.99"])
 
 

@@ -70,7 +70,8 @@ def matmul_netlist(m_k: int, u_kt: int, fused: bool) -> str:
         body = f"type: matmul, inputs: [a, b], in_df: [Float32, Float32], attributes: {attributes}"
         fused_ops = ""
     op = _op("mm", body, (2, 1), (0, 0), 2, (1, 1), (1, 2))
-    return f"devices: {{arch: wormhole_b0}}\nqueues:\n{a}{b}{c}graphs:\n  g:\n{op}{fused_ops}"
+    programs = "programs:\n  - run: [{execute: {graph_name: g}}]\n"
+    return f"devices: {{arch: wormhole_b0}}\nqueues:\n{a}{b}{c}graphs:\n  g:\n{op}{programs}{fused_ops}"
 
 
 @pytest.mark.parametrize("fused", [False, True], ids=["graph_op", "fused_op"])

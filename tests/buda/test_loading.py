@@ -110,11 +110,18 @@ def test_path_str_dict_and_netlist_sources(tmp_path: Path) -> None:
     path = tmp_path / "n.yaml"
     path.write_text(BLOCK_STYLE)
     from_path = load_netlist(path)
-    from_str_path = load_netlist(str(path))
-    assert from_path.source == from_str_path.source == str(path)
-    from_dict = load_netlist({"queues": {}, "graphs": {}})
-    assert isinstance(from_dict, Netlist) and from_dict.queues == {}
+    from_str_path = load_netlist(path=str(path))
+    assert from_path.source == from_str_path.source == load_netlist(path=path).source == str(path)
+    from_dict = load_netlist(load_netlist(BLOCK_STYLE).data)
+    assert isinstance(from_dict, Netlist) and set(from_dict.queues) == set(from_path.queues)
     assert load_netlist(from_path) is from_path
+
+
+def test_a_str_is_always_text_never_a_path(tmp_path: Path) -> None:
+    path = tmp_path / "n.yaml"
+    path.write_text(BLOCK_STYLE)
+    with pytest.raises(NetlistError, match=r"must be a map of sections, got str \(a str is netlist text"):
+        load_netlist(str(path))
 
 
 def test_bad_yaml_names_the_line() -> None:

@@ -841,6 +841,11 @@ CASES = [
         fused_netlist([[dc("a", "input0", "output", mb=(3, 1), ub=(1, 3))]], mblock=(3, 1), ublock=(1, 3)),
     ),
     (
+        "graph.programs",
+        fused_netlist([[dc("a", "input0", "output")]]).replace("programs:", "unused_programs:"),
+        fused_netlist([[dc("a", "input0", "output")]]),
+    ),
+    (
         "graph.unknown_fused_op",
         fused_netlist([[dc("a", "input0", "output")]], fused_op_id=7),
         fused_netlist([[dc("a", "input0", "output")]]),

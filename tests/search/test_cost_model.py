@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 import nkigym_graph as ng
-from nkigym_graph.cost import CostReport, cost_models, estimate
+from nkigym_graph.cost import CostModelError, CostReport, cost_models, estimate
 from nkigym_graph.ops import ALLOC, LOAD, NC_MATMUL, STORE
 from nkigym_graph.program import Program
 from nkigym_graph.statement import Operand, Statement, make_attrs
@@ -132,9 +134,19 @@ def test_unknown_cost_model_is_named() -> None:
         estimate(tiled_matmul(128, 128, 128), model="nope")
 
 
-def test_a_target_without_the_facts_is_refused() -> None:
+def test_a_tenstorrent_target_is_refused_naming_what_is_priced() -> None:
     program = tiled_matmul(32, 32, 32, tile=32, target=ng.GRAYSKULL)
-    with pytest.raises(ng.NkigymError, match=r"needs target facts .* 'grayskull' lacks them"):
+    with pytest.raises(CostModelError) as info:
+        estimate(program)
+    message = str(info.value)
+    assert "prices Trainium targets (trn1, trn2)" in message and "'grayskull' is a tenstorrent" in message
+    assert "registered cost models: trn2" in message and "backend='buda'" in message
+    assert "_hz" not in message  # no internal fact names
+
+
+def test_a_trainium_target_without_the_facts_is_refused() -> None:
+    program = tiled_matmul(128, 128, 128, target=dataclasses.replace(ng.TRN2, name="bare", facts={}))
+    with pytest.raises(CostModelError, match=r"needs target facts .* 'bare' lacks them"):
         estimate(program)
 
 

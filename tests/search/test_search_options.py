@@ -52,15 +52,44 @@ def test_progress_shows_on_a_terminal_and_can_be_switched_off() -> None:
             r"strategy 'greedy' has no option\(s\) \['width'\]; it accepts: batch=True",
         ),
         ({"verify": "some"}, r"verify must be one of \('sampled', 'all'\)"),
-        ({"budget": 0}, "budget must be a positive integer, got 0"),
-        ({"workers": -1}, "workers must be a positive integer"),
+        ({"budget": 0}, "budget must be an integer >= 1, got 0"),
+        ({"budget": -5}, "budget must be an integer >= 1, got -5"),
+        ({"budget": True}, "budget must be an integer >= 1, got bool True"),
+        ({"budget": 2.5}, "budget must be an integer >= 1, got float 2.5"),
+        ({"workers": -1}, "workers must be an integer >= 1, got -1"),
+        ({"workers": True}, "workers must be an integer >= 1, got bool True"),
         ({"executor": "cluster"}, "executor must be None, 'process' or a concurrent.futures.Executor"),
         ({"transforms": ()}, "needs at least one transform"),
+        ({"transforms": None}, "transforms must be a list of transform names .* got NoneType None"),
+        ({"transforms": "data_reuse"}, "transforms must be a list .* got str 'data_reuse'"),
+        ({"transforms": [5]}, "transforms entries must be names or Transform instances, got int 5"),
+        (
+            {"transforms": ["nope"]},
+            "transforms: unknown transform 'nope'; registered transforms: .*data_reuse",
+        ),
+        ({"seed": -1}, "seed must be an integer >= 0, got -1"),
+        ({"seed": "x"}, "seed must be an integer >= 0, got str 'x'"),
+        ({"samples": 0}, "samples must be an integer >= 1, got 0"),
+        ({"memo_bytes": -1}, "memo_bytes must be an integer >= 0, got -1"),
+        ({"strategy": "beam", "width": "x"}, "beam option width must be an integer >= 1, got str 'x'"),
+        ({"strategy": "beam", "width": 0}, "beam option width must be an integer >= 1, got 0"),
+        ({"strategy": "beam", "width": -1}, "beam option width must be an integer >= 1, got -1"),
+        ({"strategy": "beam", "batch": "yes"}, "beam option batch must be True or False, got str 'yes'"),
+        ({"strategy": "random", "min_depth": -1}, "random option min_depth must be an integer >= 0"),
+        ({"strategy": "random", "round_size": 0}, "random option round_size must be an integer >= 1"),
+        ({"strategy": ["greedy"]}, "unknown search strategy \\['greedy'\\]"),
+        ({"verify": ["all"]}, "verify must be one of"),
+        ({"progress": "x"}, "progress must be None, True or False, got str 'x'"),
     ],
 )
 def test_bad_arguments_are_named(kwargs: dict, message: str) -> None:
     with pytest.raises(SearchError, match=message):
         search(ROOT, **kwargs)
+
+
+def test_a_program_is_required() -> None:
+    with pytest.raises(SearchError, match=r"program must be a Program .* got NoneType None"):
+        search(None)  # type: ignore[arg-type]
 
 
 def test_an_unknown_transform_is_named() -> None:

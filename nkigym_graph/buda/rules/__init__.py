@@ -9,6 +9,8 @@ general.1                    tile_broadcast only on input 1 of add/subtract/mult
 
 from __future__ import annotations
 
+from nkigym_graph.buda.errors import NetlistError
+
 # Importing the rule modules registers their rules.
 from nkigym_graph.buda.rules import (  # noqa: F401
     broadcast,
@@ -50,7 +52,7 @@ def rule_by_id(rule_id: str) -> Rule:
     for rule in RULES:
         if rule.id == rule_id or rule_id in rule.aliases:
             return rule
-    raise KeyError(f"no rule '{rule_id}'")
+    raise NetlistError(f"no rule {rule_id!r}; rules_table() lists them", source="rules")
 
 
 def rules_table() -> str:

@@ -8,6 +8,14 @@ from nkigym_graph.buda.context import Finding, NetlistContext
 from nkigym_graph.buda.rules.registry import netlist_rule
 
 
+@netlist_rule("graph.programs", "the netlist has a programs section that executes a graph")
+def has_programs(ctx: NetlistContext) -> Iterator[Finding]:
+    """The backend refuses a netlist whose ``programs`` is empty ("Programs empty for
+    netlist parsed"); the numpy evaluator alone runs each graph once without one."""
+    if not ctx.netlist.programs:
+        yield Finding("the netlist has no programs: the backend runs graphs only through programs")
+
+
 @netlist_rule("graph.unknown_fused_op", "a fused_op graph op names an existing fused op")
 def fused_op_exists(ctx: NetlistContext) -> Iterator[Finding]:
     """A graph op of type ``fused_op`` has ``attributes: {fused_op_id: ID}`` and ``ID`` is a

@@ -5,16 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from nkigym_graph.buda.context import Finding, NetlistContext
+from nkigym_graph.buda.formats import TILE_BYTES
 from nkigym_graph.buda.model import Queue
 from nkigym_graph.buda.rules.registry import netlist_rule
 
-TILE_BYTES = {
-    "Float32": 4128, "Tf32": 4128, "Int32": 4128, "RawUInt32": 4128,
-    "Float16": 2080, "Float16_b": 2080, "UInt16": 2080, "RawUInt16": 2080,
-    "Bfp8": 1120, "Bfp8_b": 1120, "Int8": 1056, "Lf8": 1056, "RawUInt8": 1056,
-    "Bfp4": 608, "Bfp4_b": 608, "Bfp2": 352, "Bfp2_b": 352,
-}  # fmt: skip
-"""Bytes of one 32x32 tile with its 32-byte header (and Bfp exponent section)."""
 QUEUE_HEADER_BYTES = 32
 
 

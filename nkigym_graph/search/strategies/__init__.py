@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from nkigym_graph.arguments import require_int, require_type
 from nkigym_graph.search.errors import SearchError
 from nkigym_graph.search.strategies import beam, exhaustive, greedy, random_walk
 
@@ -39,7 +40,22 @@ class Strategy:
         if unknown:
             accepted = ", ".join(f"{k}={v!r}" for k, v in self.options.items()) or "none"
             raise SearchError(f"strategy {self.name!r} has no option(s) {unknown}; it accepts: {accepted}")
-        return dict(options)
+        return {key: self._checked(key, value) for key, value in options.items()}
+
+    def _checked(self, key: str, value: Any) -> Any:
+        """An option value of the kind its default is: a bool, or an int of at least
+        ``OPTION_MINIMUMS`` (1 unless listed); None where the default is None."""
+        default = self.options[key]
+        name = f"{self.name} option {key}"
+        if isinstance(default, bool):
+            return require_type(value, bool, name, SearchError, "True or False")
+        if value is None and default is None:
+            return None
+        return require_int(value, name, SearchError, minimum=OPTION_MINIMUMS.get(key, 1))
+
+
+OPTION_MINIMUMS: Mapping[str, int] = MappingProxyType({"min_depth": 0, "max_depth": 0})
+"""The smallest value of integer strategy options that may be 0 (the others start at 1)."""
 
 
 STRATEGIES: Mapping[str, Strategy] = MappingProxyType(
@@ -59,7 +75,7 @@ def get_strategy(name: str) -> Strategy:
     """The strategy called ``name``."""
     try:
         return STRATEGIES[name]
-    except KeyError:
+    except (KeyError, TypeError):
         raise SearchError(
             f"unknown search strategy {name!r}; known: {', '.join(sorted(STRATEGIES))}"
         ) from None

@@ -1,0 +1,176 @@
+"""Bad netlist arguments and hostile netlists: named errors or violations, refused before
+any work (small limits keep these fast; nothing here asserts a time)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from buda.builders import fused_netlist, sub
+
+import nkigym_graph as ng
+from nkigym_graph.buda import NetlistError, NetlistEvaluationError, NetlistLimits, load_netlist
+from nkigym_graph.cli import main
+from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.text import write_program
+
+VALID = fused_netlist([[sub("a", "datacopy", ["input0"], "output")]])
+
+
+def test_the_small_netlist_is_valid() -> None:
+    assert ng.check_netlist(VALID) == []
+
+
+@pytest.mark.parametrize(
+    ("netlist", "message"),
+    [
+        (
+            None,
+            "netlist: must be YAML text \\(str\\), a pathlib.Path, a parsed map or a Netlist, got NoneType",
+        ),
+        (5, "netlist: must be YAML text .* got int 5"),
+        (VALID.encode(), "netlist: must be YAML text .* got bytes .*decode bytes first"),
+        ("x: " + "y" * 300, "missing or empty section\\(s\\) \\['queues', 'graphs'\\]"),
+        ("hello: world", "missing or empty section\\(s\\) \\['queues', 'graphs'\\]"),
+        ("devices: {arch: grayskull}\n", "missing or empty section\\(s\\) \\['queues', 'graphs'\\]"),
+        (
+            "queues: {}\ngraphs: {}\nprograms: []\n",
+            "missing or empty section\\(s\\) \\['queues', 'graphs'\\]",
+        ),
+        ("netlist.yaml", "got str \\(a str is netlist text: read a file with pathlib.Path"),
+        (
+            VALID.replace("in_df: [", "in_df: [Float99, ", 1),
+            "field 'in_df': 'Float99' is not a Buda data format",
+        ),
+        (VALID.replace("out_df: Float16_b", "out_df: Float99", 1), "field 'out_df': 'Float99' is not a Buda"),
+        (VALID.replace("t: 1,", "t: -1,", 1), "field 't': -1 is outside 1..4096 \\(NetlistLimits.t\\)"),
+        (
+            VALID.replace("grid_size: [1, 1]", "grid_size: [-1, -1]", 1),
+            "field 'grid_size': -1 is outside 1..14",
+        ),
+        (VALID.replace("mblock: [1, 1]", "mblock: [0, 1]", 1), "field 'mblock': 0 is outside 1..1024"),
+        (VALID.replace("grid_size: [1, 1]", "grid_size: [100000, 100000]", 1), "100000 is outside 1..14"),
+        ("def f(a):\n    return a\n", "this is a program .* not a netlist"),
+    ],
+)
+def test_bad_netlists_are_named_errors(netlist: object, message: str) -> None:
+    with pytest.raises(NetlistError, match=message):
+        ng.check_netlist(netlist)  # type: ignore[arg-type]
+
+
+def test_evaluation_refuses_a_tensor_past_the_tile_limit() -> None:
+    text = VALID.replace("mblock: [1, 1]", "mblock: [8, 8]", 1)
+    with pytest.raises(
+        NetlistError, match=r"queue 'in0': 64 tiles .* more than NetlistLimits.tensor_tiles = 16"
+    ):
+        ng.evaluate_netlist(text, {}, limits=NetlistLimits(tensor_tiles=16))
+
+
+def test_evaluation_refuses_a_broadcast_past_the_tile_limit() -> None:
+    tms = "inputs: [in0, in1]\n      input_0_tms: [broadcast: {z: 100000}]\n"
+    text = VALID.replace("inputs: [in0, in1]\n", tms)
+    ng.check_netlist(text)  # checking holds no tensors: it does not refuse the size
+    with pytest.raises(
+        NetlistError, match=r"field 'input_0_tms': 100000 tiles \('in0' after its broadcasts\)"
+    ):
+        ng.evaluate_netlist(text, {})
+
+
+def test_evaluation_refuses_more_tiles_than_the_total_limit() -> None:
+    with pytest.raises(
+        NetlistError, match=r"its tensors hold 4 tiles, more than NetlistLimits.total_tiles = 3"
+    ):
+        ng.evaluate_netlist(VALID, {}, limits=NetlistLimits(total_tiles=3))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"arch": 5},
+            "arch must be an architecture name \\(grayskull, .*\\) or a Tenstorrent Target, got int 5",
+        ),
+        ({"arch": "nope"}, "unknown architecture 'nope'"),
+        ({"arch": ng.TRN2}, "target trn2 is not a Tenstorrent architecture"),
+        ({"ignore": "general.3"}, "ignore must be a list of rule ids, got str"),
+        ({"ignore": ["general.99"]}, "no rule 'general.99'"),
+        ({"limits": 5}, "limits must be a NetlistLimits, got int 5"),
+        ({"path": 5}, "pass the netlist or path=, not both"),
+    ],
+)
+def test_bad_check_arguments_are_named(kwargs: dict, message: str) -> None:
+    with pytest.raises(NetlistError, match=message):
+        ng.check_netlist(VALID, **kwargs)
+
+
+def test_path_keyword_and_path_objects_read_files(tmp_path: Path) -> None:
+    path = tmp_path / "n.yaml"
+    path.write_text(VALID)
+    assert ng.check_netlist(path) == ng.check_netlist(path=str(path)) == ng.check_netlist(path=path) == []
+    with pytest.raises(NetlistError, match=r"path must be a str or pathlib.Path, got int 5"):
+        ng.check_netlist(path=5)  # type: ignore[arg-type]
+    with pytest.raises(NetlistError, match="cannot read netlist file"):
+        ng.check_netlist(path=tmp_path / "absent.yaml")
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        (None, "inputs: must be a map of host queue name to array, got NoneType None"),
+        ([1, 2], "inputs: must be a map of host queue name to array, got list"),
+        ({"in0": "abc", "in1": 0}, "input 'in0': is not a numeric array"),
+        ({"nope": 0}, "input 'nope': is not a queue"),
+    ],
+)
+def test_bad_evaluation_inputs_are_named(inputs: object, message: str) -> None:
+    with pytest.raises(NetlistEvaluationError, match=message):
+        ng.evaluate_netlist(VALID, inputs)  # type: ignore[arg-type]
+
+
+def _bomb(levels: int, use: str) -> str:
+    """A "billion laughs" document: each anchor lists the previous one ten times."""
+    lines = ["x0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for level in range(1, levels):
+        lines.append(f"x{level}: &a{level} [" + ", ".join([f"*a{level - 1}"] * 10) + "]")
+    return "\n".join(lines) + "\n" + use.replace("*j", f"*a{levels - 1}") + "\n"
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        "devices: {arch: *j}",
+        "graphs:\n  g:\n    op0: {type: datacopy, inputs: *j, mblock: [1, 1], ublock: [1, 1]}",
+    ],
+)
+def test_alias_bombs_are_refused_before_they_are_built(use: str) -> None:
+    with pytest.raises(NetlistError, match="expands to more than 1000 YAML nodes"):
+        load_netlist(_bomb(4, use), limits=NetlistLimits(yaml_nodes=1000))
+    with pytest.raises(NetlistError, match=r"NetlistLimits.yaml_nodes"):  # 10^9 nodes, default limit
+        ng.check_netlist(_bomb(9, use))
+
+
+def test_an_alias_inside_itself_is_refused() -> None:
+    with pytest.raises(NetlistError, match="an alias refers to a node inside itself"):
+        load_netlist("queues: &q {self: *q}\ngraphs: {}\n")
+
+
+def test_deeply_nested_yaml_is_a_netlist_error() -> None:
+    with pytest.raises(NetlistError, match="invalid YAML"):
+        load_netlist("queues: " + "[" * 5000 + "]" * 5000 + "\n")
+
+
+def test_check_netlist_cli_refuses_a_program_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    program = write_program(tiled_matmul(128, 128, 128), tmp_path / "program.nkg")
+    assert main(["check-netlist", str(program)]) == 2
+    assert "this is a program" in capsys.readouterr().err
+
+
+def test_text_past_the_character_limit_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(NetlistError, match=r"\d+ characters is more than NetlistLimits.text_chars = 100"):
+        ng.check_netlist(VALID, limits=NetlistLimits(text_chars=100))
+    path = tmp_path / "big.yaml"
+    path.write_text(VALID)
+    with pytest.raises(
+        NetlistError, match=r"\d+ bytes is more than NetlistLimits.text_chars = 100 characters"
+    ):
+        ng.check_netlist(path, limits=NetlistLimits(text_chars=100))

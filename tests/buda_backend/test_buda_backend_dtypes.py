@@ -1,0 +1,40 @@
+"""A program's dtype sets the netlist's data formats: bfloat16 is Float16_b, float16 is
+Float16; float32 keeps the architecture's own (Float32, Float16_b on Grayskull)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import nkigym_graph as ng
+from nkigym_graph_plugins.buda_backend import run_netlist
+
+
+def matmul(a, b):
+    return ng.nc_matmul(a, b)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "arch", "data", "acc"),
+    [
+        ("bfloat16", "wormhole_b0", "Float16_b", "Float32"),
+        ("bfloat16", "grayskull", "Float16_b", "Float16_b"),
+        ("float16", "wormhole_b0", "Float16", "Float32"),
+        ("float32", "wormhole_b0", "Float32", "Float32"),
+        ("float32", "grayskull", "Float16_b", "Float16_b"),
+    ],
+)
+def test_the_program_dtype_sets_the_data_formats(dtype: str, arch: str, data: str, acc: str) -> None:
+    program = ng.tile(matmul, {"a": (128, 64), "b": (128, 96)}, target=ng.WORMHOLE_B0, dtype=dtype)
+    artifact = ng.emit_artifact(program, backend="buda", arch=arch)
+    assert ng.check_netlist(artifact.text) == []
+    netlist = ng.load_netlist(artifact.text)
+    assert {q.df for q in netlist.queues.values()} == {data}
+    for op in netlist.all_ops():
+        assert set(op.in_df) == {op.out_df} == {op.intermed_df} == {data}
+        assert op.acc_df == acc
+    rng = np.random.default_rng(0)
+    inputs = {"a": rng.standard_normal((128, 64)), "b": rng.standard_normal((128, 96))}
+    (result,) = run_netlist(artifact, inputs).values()
+    tolerance = 1e-4 if dtype == "float32" else 2e-2  # the evaluator computes in float64
+    np.testing.assert_allclose(result, ng.interpret(program, **inputs), rtol=tolerance, atol=tolerance)
