@@ -13,7 +13,7 @@ only builds that one.
 >>> from nkigym_graph.synthetic import tiled_matmul
 >>> program = tiled_matmul(256, 128, 256)
 >>> reuse = get_transform("data_reuse")
->>> list(matches_of(program, reuse)) == reuse.analyze(program)
+>>> list(matches_of(program, reuse)) == reuse.analyze(program) == list(matches_of(program, "data_reuse"))
 True
 """
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, overload
 
+from nkigym_graph.plugin_manager import lookup, registered_transforms
 from nkigym_graph.transform import Transform
 
 if TYPE_CHECKING:
@@ -134,6 +135,10 @@ def analysis_of(program: Program, transform: Transform) -> Analysis:
     return found
 
 
-def matches_of(program: Program, transform: Transform) -> Sequence[Match]:
-    """``transform.analyze(program)``, cached per snapshot (see the module docstring)."""
-    return analysis_of(program, transform).matches
+def matches_of(program: Program, transform: str | Transform) -> Sequence[Match]:
+    """``transform.analyze(program)``, cached per snapshot (see the module docstring);
+    ``transform`` is a Transform or a registered transform's name, as for ``analyze``."""
+    chosen = (
+        lookup("transform", registered_transforms(), transform) if isinstance(transform, str) else transform
+    )
+    return analysis_of(program, chosen).matches

@@ -31,6 +31,8 @@ _manager: pluggy.PluginManager | None = None
 _registries: dict[str, Mapping[str, Any]] = {}
 _origins: dict[str, str] = {}
 """Plugin name -> the distribution (and version) whose entry point provided it."""
+_providers: dict[tuple[str, str], str] = {}
+"""(hook, registered name) -> the plugin that provided it."""
 
 
 def _register_entry_point(pm: pluggy.PluginManager, ep: metadata.EntryPoint) -> None:
@@ -107,7 +109,13 @@ def _collect(hook: str, make: Callable[[Any], T], key: Callable[[T], str]) -> Ma
                 )
             found[name] = value
             origin[name] = impl.plugin_name
+    _providers.update({(hook, name): plugin for name, plugin in origin.items()})
     return MappingProxyType(found)
+
+
+def provider(hook: str, name: str) -> str | None:
+    """The plugin whose ``hook`` registered ``name`` (None: not registered through it)."""
+    return _providers.get((hook, name))
 
 
 def _registry(hook: str, make: Callable[[Any], T], key: Callable[[T], str]) -> Mapping[str, T]:

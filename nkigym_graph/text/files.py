@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from nkigym_graph.dtypes import DtypeError, resolve_dtype
 from nkigym_graph.errors import ParseError
 from nkigym_graph.program import Program
 from nkigym_graph.text.parser import parse_fragment, parse_program
@@ -48,19 +49,21 @@ def loads_program(text: str) -> Program:
         return parse_program(text)
     fields = dict(_FIELD.findall(first[len(HEADER) :]))
     shapes: dict[str, tuple[int, ...]] = {}
-    dtypes = set()
+    dtypes: dict[str, str] = {}
     for item in filter(None, fields.get("params", "").split(",")):
         try:
             name, shape, dtype = item.split(":")
             shapes[name] = tuple(int(n) for n in shape.split("x"))
         except ValueError:
             raise ParseError(f"malformed parameter {item!r} in the header", 1, 1) from None
-        dtypes.add(dtype)
-    dtype = dtypes.pop() if len(dtypes) == 1 else "float32"
+        try:
+            dtypes[name] = resolve_dtype(dtype, f"header, parameter {name!r}")
+        except DtypeError as err:
+            raise ParseError(str(err), 1, 1) from None
     target = fields.get("target", "trn2")
     if fields.get("fragment") == "1":
-        return parse_fragment(rest, shapes, dtype=dtype, target=target)
-    return parse_program(rest, shapes, dtype=dtype, target=target)
+        return parse_fragment(rest, shapes, dtype=dtypes, target=target)
+    return parse_program(rest, shapes, dtype=dtypes, target=target)
 
 
 def read_program(path: str | Path) -> Program:
