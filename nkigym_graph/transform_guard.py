@@ -10,6 +10,7 @@ raw ``ZeroDivisionError`` from inside a plugin. nkigym's own errors pass unchang
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +24,7 @@ def guard_methods(cls: type) -> None:
     """Wrap the ``GUARDED`` methods ``cls`` itself defines."""
     for name in GUARDED:
         method = cls.__dict__.get(name)
-        if callable(method) and not getattr(method, "_guarded", False):
+        if inspect.isfunction(method) and not getattr(method, "_guarded", False):
             setattr(cls, name, _guarded(method, name))
 
 

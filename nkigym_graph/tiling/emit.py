@@ -21,6 +21,7 @@ once, before the loops, so the loops only name tiles and build statements.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Collection, Iterator
 from itertools import chain, count, product
 
@@ -61,8 +62,16 @@ def emit_statements(
     limit: int | None = None,
 ) -> list[Statement]:
     """The tiled program's statements: the output allocation, then every output tile;
-    ``StatementLimitError`` as soon as there are more than ``limit``."""
-    return _Emitter(dims, fresh_names(reserved)).run(output_name, dtype, limit)
+    ``StatementLimitError`` as soon as there are more than ``limit``. Tile functions call
+    their inputs' (a few frames per call of the longest chain), so the recursion limit
+    is raised to fit while emitting."""
+    depth = 4 * len(dims.calls) + 500
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, depth))
+    try:
+        return _Emitter(dims, fresh_names(reserved)).run(output_name, dtype, limit)
+    finally:
+        sys.setrecursionlimit(previous)
 
 
 class _Emitter:

@@ -1,7 +1,7 @@
 """Running the user's function while tracing: its own exceptions become ``TracingError``.
 
 A typo (``nkigym.activaton``), an op called with the wrong number of arguments, a
-``raise`` or runaway recursion in the user's code is reported as one named error
+``raise``, ``sys.exit`` or runaway recursion in the user's code is reported as one named error
 with the exception and the user's line, not as a traceback into the tracer.
 """
 
@@ -21,5 +21,5 @@ def call_traced(func: Callable[..., Any], args: list[Any], name: str) -> Any:
         return func(*args)
     except NkigymError:
         raise
-    except Exception as err:  # the user's code may raise anything
+    except (Exception, SystemExit) as err:  # the user's code may raise anything, even exit
         raise TracingError(f"tracing {name!r} failed: {describe(err)}{where(err)}") from err

@@ -34,6 +34,12 @@ def arity(a):
 
 def recurses(a):
     return recurses(a)
+
+
+def exits(a):
+    import sys
+
+    sys.exit(0)
 """
 
 
@@ -83,6 +89,7 @@ def test_an_unknown_dtype_names_the_flag_and_the_choices(user_file: Path, capsys
         ("raises", r"tracing 'raises' failed: RuntimeError: my kernel is broken \(at .*user.py:14"),
         ("arity", r"tracing 'arity' failed: TypeError: nc_matmul\(\) missing 1 required positional argument"),
         ("recurses", r"tracing 'recurses' failed: RecursionError: maximum recursion depth exceeded"),
+        ("exits", r"tracing 'exits' failed: SystemExit: 0 \(at .*user.py:28: `sys.exit\(0\)`\)"),
     ],
 )
 def test_a_failing_user_function_is_one_named_line(user_file: Path, func: str, problem: str, capsys) -> None:

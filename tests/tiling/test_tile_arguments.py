@@ -160,3 +160,13 @@ def test_user_function_errors_name_the_function_and_line(func: Any, problem: str
 def test_func_must_be_callable() -> None:
     with pytest.raises(NkigymError, match=r"func must be a function, got int"):
         nkigym.tile(5, {"a": (128, 128)})  # type: ignore[arg-type]
+
+
+def test_a_long_chain_of_calls_tiles() -> None:
+    def chain(a):
+        for _ in range(1500):  # deeper than Python's default recursion limit allows emitting
+            a = nkigym.activation(a, op="relu")
+        return a
+
+    program = nkigym.tile(chain, {"a": (128, 128)})
+    assert len(program.statements_of("activation")) == 1500
