@@ -51,3 +51,22 @@ def test_mixed_parameter_dtypes_round_trip_through_files(tmp_path) -> None:
 def test_read_and_write_program_are_exported() -> None:
     assert nkigym.read_program is read_program
     assert nkigym.write_program is write_program
+
+
+def test_program_file_errors_are_named(tmp_path) -> None:
+    from nkigym_graph.text.files import ProgramFileError
+
+    program = nkigym.tile(matmul, {"a": (128, 128), "b": (128, 128)})
+    with pytest.raises(ProgramFileError, match=r"cannot read program file .*missing.nkg: No such file"):
+        read_program(tmp_path / "missing.nkg")
+    with pytest.raises(ProgramFileError, match=r"cannot read program file"):
+        read_program(tmp_path)
+    (tmp_path / "binary.nkg").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ProgramFileError, match=r"binary.nkg is not a program file \(not UTF-8 text\)"):
+        read_program(tmp_path / "binary.nkg")
+    with pytest.raises(ProgramFileError, match=r"path must be a str or a path, got int"):
+        read_program(5)  # type: ignore[arg-type]
+    with pytest.raises(ProgramFileError, match=r"cannot write program file"):
+        write_program(program, tmp_path)
+    with pytest.raises(ProgramFileError, match=r"program must be a Program, got str"):
+        write_program("def f(a): ...", tmp_path / "x.nkg")  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ way it can fail is a ``KernelProcessError`` saying which limit (and its flag).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -82,12 +83,17 @@ def run_kernel(
 
 
 def _limits(cpu_seconds: int, memory_mb: int) -> Callable[[], None]:
+    """Runs in the child before the kernel: lower its limits (never above the hard ones)."""
+
     def apply() -> None:
         import resource
 
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
-        limit = memory_mb * 2**20
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        for kind, soft in ((resource.RLIMIT_CPU, cpu_seconds), (resource.RLIMIT_AS, memory_mb * 2**20)):
+            hard = resource.getrlimit(kind)[1]
+            if hard != resource.RLIM_INFINITY:
+                soft = min(soft, hard)
+            with contextlib.suppress(ValueError, OSError):  # no such limit here: the wall timeout remains
+                resource.setrlimit(kind, (soft, hard))
 
     return apply
 

@@ -11,11 +11,12 @@ A file without the header parses with inferred shapes and the default target.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 from nkigym_graph.dtypes import DtypeError, resolve_dtype
-from nkigym_graph.errors import ParseError
+from nkigym_graph.errors import NkigymError, ParseError
 from nkigym_graph.program import Program
 from nkigym_graph.text.parser import parse_fragment, parse_program
 
@@ -35,11 +36,20 @@ def dumps_program(program: Program) -> str:
     return f"{program_header(program)}\n{program.to_source()}"
 
 
-def write_program(program: Program, path: str | Path) -> Path:
+class ProgramFileError(NkigymError, OSError):
+    """A program file that cannot be read or written (missing, a directory, not text)."""
+
+
+def write_program(program: Program, path: str | os.PathLike[str]) -> Path:
     """Write ``program`` to ``path``."""
-    path = Path(path)
-    path.write_text(dumps_program(program))
-    return path
+    if not isinstance(program, Program):
+        raise ProgramFileError(f"write_program: program must be a Program, got {type(program).__name__}")
+    target = _path(path)
+    try:
+        target.write_text(dumps_program(program))
+    except OSError as err:
+        raise ProgramFileError(f"cannot write program file {target}: {err.strerror or err}") from None
+    return target
 
 
 def loads_program(text: str) -> Program:
@@ -66,6 +76,19 @@ def loads_program(text: str) -> Program:
     return parse_program(rest, shapes, dtype=dtypes, target=target)
 
 
-def read_program(path: str | Path) -> Program:
+def read_program(path: str | os.PathLike[str]) -> Program:
     """Read a program file."""
-    return loads_program(Path(path).read_text())
+    source = _path(path)
+    try:
+        text = source.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ProgramFileError(f"{source} is not a program file (not UTF-8 text)") from None
+    except OSError as err:
+        raise ProgramFileError(f"cannot read program file {source}: {err.strerror or err}") from None
+    return loads_program(text)
+
+
+def _path(path: object) -> Path:
+    if not isinstance(path, str | os.PathLike) or isinstance(path, bytes):
+        raise ProgramFileError(f"path must be a str or a path, got {type(path).__name__}")
+    return Path(path)
