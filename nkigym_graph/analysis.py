@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, overload
 
-from nkigym_graph.plugin_manager import lookup, registered_transforms
 from nkigym_graph.transform import Transform
 
 if TYPE_CHECKING:
@@ -138,7 +137,6 @@ def analysis_of(program: Program, transform: Transform) -> Analysis:
 def matches_of(program: Program, transform: str | Transform) -> Sequence[Match]:
     """``transform.analyze(program)``, cached per snapshot (see the module docstring);
     ``transform`` is a Transform or a registered transform's name, as for ``analyze``."""
-    chosen = (
-        lookup("transform", registered_transforms(), transform) if isinstance(transform, str) else transform
-    )
-    return analysis_of(program, chosen).matches
+    from nkigym_graph.driver import check_program, get_transform
+
+    return analysis_of(check_program(program, "matches_of"), get_transform(transform)).matches

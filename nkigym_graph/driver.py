@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from nkigym_graph.collector import collector_paused
-from nkigym_graph.errors import TransformError
+from nkigym_graph.errors import PluginError, TransformError
 from nkigym_graph.plugin_manager import lookup, notify_rewritten, registered_transforms
 from nkigym_graph.program import Program
 from nkigym_graph.rewrite import apply_edits, select_non_conflicting
@@ -35,12 +35,21 @@ def get_transform(name: str | Transform) -> Transform:
     """A transform by name (or pass an instance through)."""
     if isinstance(name, str):
         return lookup("transform", transforms(), name)
+    if not isinstance(name, Transform):
+        raise PluginError(f"transform must be a transform name or a Transform, got {type(name).__name__}")
     return name
 
 
+def check_program(program: object, function: str) -> Program:
+    """``program`` itself, if it is a Program."""
+    if not isinstance(program, Program):
+        raise TransformError(f"{function}: program must be a Program, got {type(program).__name__}")
+    return program
+
+
 def analyze(program: Program, transform: str | Transform) -> list[Match]:
-    """The matches ``transform`` finds in ``program``."""
-    return get_transform(transform).analyze(program)
+    """The matches ``transform`` (a name or a Transform) finds in ``program``."""
+    return get_transform(transform).analyze(check_program(program, "analyze"))
 
 
 def apply(program: Program, transform: str | Transform, match: Match) -> Program:
@@ -55,7 +64,7 @@ def apply(program: Program, transform: str | Transform, match: Match) -> Program
 
 def explain(program: Program, transform: str | Transform, *nodes: int) -> str:
     """Why statements ``nodes`` do or do not form a match of ``transform``."""
-    return get_transform(transform).explain(program, *nodes)
+    return get_transform(transform).explain(check_program(program, "explain"), *nodes)
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,9 @@ def saturate_steps(
     program: Program, names: Sequence[str | Transform] | None = None
 ) -> Iterator[tuple[Batch, Program]]:
     """Saturation one batch at a time (see the module docstring)."""
+    check_program(program, "saturate")
+    if isinstance(names, str):
+        raise TransformError(f"saturate: names must be a list of transform names, got the string {names!r}")
     chosen = [get_transform(n) for n in (names if names is not None else DEFAULT_PIPELINE)]
     history: list[Batch] = []
     progress = True

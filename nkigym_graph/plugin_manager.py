@@ -20,6 +20,7 @@ import pluggy
 
 from nkigym_graph import hookspecs
 from nkigym_graph.errors import PluginError
+from nkigym_graph.foreign_errors import describe, where
 from nkigym_graph.hookspecs import PROJECT
 
 AUTOLOAD_ENV = "NKIGYM_GRAPH_DISABLE_PLUGIN_AUTOLOAD"
@@ -36,7 +37,13 @@ _providers: dict[tuple[str, str], str] = {}
 
 
 def _register_entry_point(pm: pluggy.PluginManager, ep: metadata.EntryPoint) -> None:
-    pm.register(ep.load(), name=ep.name)
+    try:
+        plugin = ep.load()
+    except Exception as err:  # a broken third-party package: name it
+        raise PluginError(
+            f"plugin {ep.name!r} (entry point {ep.value}) failed to load: {describe(err)}{where(err)}"
+        ) from err
+    pm.register(plugin, name=ep.name)
     dist = ep.dist
     _origins[ep.name] = f"{dist.name} {dist.version}" if dist is not None else "entry point"
 

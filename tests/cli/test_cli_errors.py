@@ -213,3 +213,36 @@ def test_an_internal_error_is_one_line_with_exit_3(monkeypatch, capsys) -> None:
     monkeypatch.setattr(commands, "transforms", crash)
     assert main(["transforms"]) == 3
     assert "internal error: KeyError: 'bug' (run with --debug for the traceback)" in _one_line(capsys)
+
+
+def test_wrong_arguments_to_the_transform_functions(matmul_file: Path) -> None:
+    program = read_program(matmul_file)
+    with pytest.raises(ng.PluginError, match=r"transform must be a transform name or a Transform, got int"):
+        ng.analyze(program, 5)  # type: ignore[arg-type]
+    with pytest.raises(
+        ng.PluginError, match=r"transform must be a transform name or a Transform, got NoneType"
+    ):
+        ng.matches_of(program, None)  # type: ignore[arg-type]
+    for call, name in (
+        (lambda: ng.analyze(None, "data_reuse"), "analyze"),  # type: ignore[arg-type]
+        (lambda: ng.matches_of("text", "data_reuse"), "matches_of"),  # type: ignore[arg-type]
+        (lambda: ng.saturate(None), "saturate"),  # type: ignore[arg-type]
+        (lambda: ng.explain(None, "data_reuse", 0, 1), "explain"),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(ng.TransformError, match=rf"^{name}: program must be a Program, got"):
+            call()
+    with pytest.raises(ng.TransformError, match=r"saturate: names must be a list of transform names"):
+        ng.saturate(program, "data_reuse")  # type: ignore[arg-type]
+
+
+def test_a_plugin_package_that_fails_to_import_is_named(monkeypatch) -> None:
+    from importlib import metadata
+
+    from nkigym_graph import plugin_manager
+
+    broken = metadata.EntryPoint("broken_pkg", "no_such_module_for_nkigym_tests", "nkigym_graph")
+    pm = plugin_manager.pluggy.PluginManager("nkigym_graph")
+    with pytest.raises(
+        ng.PluginError, match=r"plugin 'broken_pkg' \(entry point no_such_module.*\) failed to load: "
+    ):
+        plugin_manager._register_entry_point(pm, broken)
