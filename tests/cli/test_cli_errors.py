@@ -246,3 +246,8 @@ def test_a_plugin_package_that_fails_to_import_is_named(monkeypatch) -> None:
         ng.PluginError, match=r"plugin 'broken_pkg' \(entry point no_such_module.*\) failed to load: "
     ):
         plugin_manager._register_entry_point(pm, broken)
+
+
+def test_debug_after_the_command_shows_the_traceback() -> None:
+    with pytest.raises(ng.NkigymError, match=r"no such file: missing.py"):
+        main(["tile", "missing.py:f", "--debug"])
