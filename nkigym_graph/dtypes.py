@@ -16,6 +16,7 @@ bfloat16, float16, float64, float8_e4m3, float8_e5m2 (aliases: fp32, bf16, fp16,
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -32,7 +33,6 @@ ALIASES: Mapping[str, str] = MappingProxyType(
     {
         "fp32": "float32",
         "f32": "float32",
-        "float": "float32",
         "single": "float32",
         "bf16": "bfloat16",
         "fp16": "float16",
@@ -91,11 +91,15 @@ def _name_of(value: object) -> str | None:
         text = value.strip().lower()
         for prefix in _PREFIXES:
             text = text.removeprefix(prefix)
-        return text
-    if value is None or isinstance(value, bool | int | float):
+        if text in ALIASES or text in DTYPES:
+            return text
+        value = text  # numpy's own spellings: "f4", "<f2", "float" (float64, as in numpy)
+    if value is None or isinstance(value, bool | int | float) or value == "":
         return None
     try:
-        return np.dtype(value).name  # type: ignore[call-overload]
+        with warnings.catch_warnings():  # numpy deprecates some spellings; they are refused anyway
+            warnings.simplefilter("ignore")
+            return np.dtype(value).name  # type: ignore[call-overload]
     except (TypeError, ValueError):
         return None
 

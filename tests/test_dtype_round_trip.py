@@ -70,3 +70,11 @@ def test_program_file_errors_are_named(tmp_path) -> None:
         write_program(program, tmp_path)
     with pytest.raises(ProgramFileError, match=r"program must be a Program, got str"):
         write_program("def f(a): ...", tmp_path / "x.nkg")  # type: ignore[arg-type]
+
+
+def test_numpy_spellings_follow_numpy() -> None:
+    assert resolve_dtype("f4") == "float32"
+    assert resolve_dtype("float") == resolve_dtype(float) == "float64"  # numpy's meaning
+    assert resolve_dtype("ml_dtypes.bfloat16") == "bfloat16"
+    with pytest.raises(DtypeError, match=r"dtype: 'int8' is not a supported dtype"):
+        resolve_dtype("int8")
