@@ -19,12 +19,8 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from nkigym_graph.cli import commands
-from nkigym_graph.cli.inputs import positive_int
-from nkigym_graph.cli.kernel_process import CPU_SECONDS, MEMORY_MB
-from nkigym_graph.dtypes import ALIASES, choices
 from nkigym_graph.errors import NkigymError
 from nkigym_graph.foreign_errors import describe
-from nkigym_graph.tiling.arguments import MAX_STATEMENTS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -36,6 +32,10 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     from nkigym_graph import __version__
+    from nkigym_graph.cli.inputs import positive_int
+    from nkigym_graph.cli.kernel_process import CPU_SECONDS, MEMORY_MB
+    from nkigym_graph.dtypes import ALIASES, choices
+    from nkigym_graph.tiling.arguments import MAX_STATEMENTS
 
     parser = _Parser(
         prog="nkigym-graph",
@@ -44,13 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"nkigym-graph {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    common = _Parser(add_help=False)  # --debug after the command, too
-    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser(
-        "tile", parents=[common], help="tile a Python function: FILE.py:FUNC (the file is run as Python)"
-    )
+    p = sub.add_parser("tile", help="tile a Python function: FILE.py:FUNC (the file is run as Python)")
     p.add_argument("function", metavar="FILE.py:FUNC")
     p.add_argument("--shape", action="append", metavar="NAME=DIMxDIM", help="a parameter's shape (repeat)")
     aliases = ", ".join(f"{a}={n}" for a, n in ALIASES.items() if a in ("bf16", "fp32", "fp16", "fp64"))
@@ -65,19 +61,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="program file to write (default: stdout)")
     p.set_defaults(run=commands.tile)
 
-    p = sub.add_parser("ops", parents=[common], help="list the ops and the functions their op= takes")
+    p = sub.add_parser("ops", help="list the ops and the functions their op= takes")
     p.set_defaults(run=commands.ops)
 
-    p = sub.add_parser("transforms", parents=[common], help="list the registered transforms")
+    p = sub.add_parser("transforms", help="list the registered transforms")
     p.set_defaults(run=commands.transforms)
 
-    p = sub.add_parser("saturate", parents=[common], help="apply transforms to a fixpoint")
+    p = sub.add_parser("saturate", help="apply transforms to a fixpoint")
     p.add_argument("program", metavar="PROGRAM.nkg")
     p.add_argument("--transforms", help="comma-separated names (default: data_reuse,operand_merge,dead_code)")
     p.add_argument("-o", "--output")
     p.set_defaults(run=commands.saturate)
 
-    p = sub.add_parser("search", parents=[common], help="search rewrite sequences for the best program")
+    p = sub.add_parser("search", help="search rewrite sequences for the best program")
     p.add_argument("program", metavar="PROGRAM.nkg")
     p.add_argument("--strategy", default="greedy", help="greedy (default), beam, random, exhaustive")
     p.add_argument("--budget", type=positive_int, default=200, help="states to explore (default 200)")
@@ -98,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output")
     p.set_defaults(run=commands.search)
 
-    p = sub.add_parser("emit", parents=[common], help="emit a kernel (nki) or a netlist (buda)")
+    p = sub.add_parser("emit", help="emit a kernel (nki) or a netlist (buda)")
     p.add_argument("program", metavar="PROGRAM.nkg")
     p.add_argument("--backend", default="nki")
     p.add_argument("--arch", help="buda: grayskull, wormhole_b0 (default) or blackhole")
@@ -107,7 +103,6 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "simulate",
-        parents=[common],
         help="run an NKI kernel file (Python, in a limited child process) on random inputs and check it",
     )
     p.add_argument("kernel", metavar="KERNEL.py")
@@ -128,20 +123,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(run=commands.simulate)
 
-    p = sub.add_parser(
-        "check-netlist", parents=[common], help="check a Buda netlist against the fused-op rules"
-    )
+    p = sub.add_parser("check-netlist", help="check a Buda netlist against the fused-op rules")
     p.add_argument("netlist", metavar="NETLIST.yaml")
     p.add_argument("--arch")
     p.set_defaults(run=commands.check_netlist)
 
-    p = sub.add_parser("dot", parents=[common], help="write a DOT picture of a program (.dot, .svg, .png)")
+    p = sub.add_parser("dot", help="write a DOT picture of a program (.dot, .svg, .png)")
     p.add_argument("program", metavar="PROGRAM.nkg")
     p.add_argument("-o", "--output")
     p.set_defaults(run=commands.dot)
 
-    p = sub.add_parser("plugins", parents=[common], help="list loaded plugins and where each came from")
+    p = sub.add_parser("plugins", help="list loaded plugins and where each came from")
     p.set_defaults(run=commands.plugins)
+    for command in sub.choices.values():  # --debug after the command, too
+        command.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks"
+        )
     return parser
 
 
