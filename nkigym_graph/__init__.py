@@ -23,6 +23,7 @@ from nkigym_graph.cost import CostModel, CostReport, estimate
 from nkigym_graph.derivation import Derivation
 from nkigym_graph.dot import to_dot, write_dot
 from nkigym_graph.driver import analyze, apply, explain, get_transform, saturate, saturate_steps, transforms
+from nkigym_graph.dtypes import DtypeError
 from nkigym_graph.errors import (
     NkigymError,
     ParseError,
@@ -61,10 +62,12 @@ from nkigym_graph.stitching import (
     unstitch,
 )
 from nkigym_graph.targets import BLACKHOLE, GRAYSKULL, TRN1, TRN2, WORMHOLE_B0, Target, get_target
-from nkigym_graph.text import parse_fragment, parse_program
+from nkigym_graph.text import parse_fragment, parse_program, read_program, write_program
 from nkigym_graph.tiling import (
     OpCallError,
+    StatementLimitError,
     TracedTensor,
+    TracingError,
     activation,
     nc_matmul,
     nc_transpose,
@@ -92,6 +95,7 @@ __all__ = [
     "CostModel",
     "CostReport",
     "Derivation",
+    "DtypeError",
     "Edit",
     "LazyMatches",
     "Match",
@@ -114,11 +118,13 @@ __all__ = [
     "Simulator",
     "StableIds",
     "Statement",
+    "StatementLimitError",
     "StitchError",
     "StitchMetadata",
     "Target",
     "TilingError",
     "TracedTensor",
+    "TracingError",
     "Transform",
     "TransformError",
     "Variable",
@@ -154,6 +160,7 @@ __all__ = [
     "node_keys",
     "parse_fragment",
     "parse_program",
+    "read_program",
     "register_plugin",
     "replay",
     "saturate",
@@ -172,4 +179,5 @@ __all__ = [
     "unregister_plugin",
     "unstitch",
     "write_dot",
+    "write_program",
 ]

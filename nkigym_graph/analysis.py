@@ -13,7 +13,7 @@ only builds that one.
 >>> from nkigym_graph.synthetic import tiled_matmul
 >>> program = tiled_matmul(256, 128, 256)
 >>> reuse = get_transform("data_reuse")
->>> list(matches_of(program, reuse)) == reuse.analyze(program)
+>>> list(matches_of(program, reuse)) == reuse.analyze(program) == list(matches_of(program, "data_reuse"))
 True
 """
 
@@ -134,6 +134,9 @@ def analysis_of(program: Program, transform: Transform) -> Analysis:
     return found
 
 
-def matches_of(program: Program, transform: Transform) -> Sequence[Match]:
-    """``transform.analyze(program)``, cached per snapshot (see the module docstring)."""
-    return analysis_of(program, transform).matches
+def matches_of(program: Program, transform: str | Transform) -> Sequence[Match]:
+    """``transform.analyze(program)``, cached per snapshot (see the module docstring);
+    ``transform`` is a Transform or a registered transform's name, as for ``analyze``."""
+    from nkigym_graph.driver import check_program, get_transform
+
+    return analysis_of(check_program(program, "matches_of"), get_transform(transform)).matches

@@ -44,9 +44,16 @@ def get_transform(name: str | Transform) -> Transform:
     return require_type(name, Transform, "transform", PluginError, "a transform name or a Transform instance")
 
 
+def check_program(program: object, function: str) -> Program:
+    """``program`` itself, if it is a Program."""
+    if not isinstance(program, Program):
+        raise TransformError(f"{function}: program must be a Program, got {type(program).__name__}")
+    return program
+
+
 def analyze(program: Program, transform: str | Transform) -> list[Match]:
-    """The matches ``transform`` finds in ``program``."""
-    return get_transform(transform).analyze(program)
+    """The matches ``transform`` (a name or a Transform) finds in ``program``."""
+    return get_transform(transform).analyze(check_program(program, "analyze"))
 
 
 def apply(program: Program, transform: str | Transform, match: Match) -> Program:
@@ -63,7 +70,7 @@ def apply(program: Program, transform: str | Transform, match: Match) -> Program
 
 def explain(program: Program, transform: str | Transform, *nodes: int) -> str:
     """Why statements ``nodes`` do or do not form a match of ``transform``."""
-    return get_transform(transform).explain(program, *nodes)
+    return get_transform(transform).explain(check_program(program, "explain"), *nodes)
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,9 @@ def saturate_steps(
     program: Program, names: Sequence[str | Transform] | None = None
 ) -> Iterator[tuple[Batch, Program]]:
     """Saturation one batch at a time (see the module docstring)."""
+    check_program(program, "saturate")
+    if isinstance(names, str):
+        raise TransformError(f"saturate: names must be a list of transform names, got the string {names!r}")
     chosen = [get_transform(n) for n in (names if names is not None else DEFAULT_PIPELINE)]
     history: list[Batch] = []
     progress = True

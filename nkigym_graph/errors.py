@@ -2,9 +2,40 @@
 
 from __future__ import annotations
 
+MAX_MESSAGE_CHARS = 600
+"""``str()`` of an error is at most this long (and ``MAX_MESSAGE_LINES`` lines); the
+middle of a longer message (a huge statement or program text) is cut."""
+MAX_MESSAGE_LINES = 6
+
 
 class NkigymError(Exception):
-    """Base class of every error this library raises on purpose."""
+    """Base class of every error this library raises on purpose.
+
+    ``str(err)`` is at most a few lines (see ``shorten``); ``err.args[0]`` keeps the
+    whole message.
+    """
+
+    def __str__(self) -> str:
+        return shorten(super().__str__())
+
+
+def shorten(message: str) -> str:
+    """``message`` with its middle cut to fit ``MAX_MESSAGE_CHARS`` and ``MAX_MESSAGE_LINES``.
+
+    >>> short = shorten("a" * 1000)
+    >>> len(short), short[295:335]
+    (480, 'aaaaa ... [550 characters cut] ... aaaaa')
+    """
+    lines = message.splitlines()
+    if len(lines) > MAX_MESSAGE_LINES:
+        keep = MAX_MESSAGE_LINES // 2
+        cut = len(lines) - 2 * keep
+        message = "\n".join([*lines[:keep], f"... [{cut} lines cut] ...", *lines[-keep:]])
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    head, tail = MAX_MESSAGE_CHARS // 2, MAX_MESSAGE_CHARS // 4
+    cut = len(message) - head - tail
+    return f"{message[:head]} ... [{cut} characters cut] ... {message[-tail:]}"
 
 
 class ParseError(NkigymError):

@@ -20,6 +20,7 @@ import pluggy
 
 from nkigym_graph import hookspecs
 from nkigym_graph.errors import PluginError
+from nkigym_graph.foreign_errors import describe, where
 from nkigym_graph.hookspecs import PROJECT
 
 AUTOLOAD_ENV = "NKIGYM_GRAPH_DISABLE_PLUGIN_AUTOLOAD"
@@ -31,10 +32,18 @@ _manager: pluggy.PluginManager | None = None
 _registries: dict[str, Mapping[str, Any]] = {}
 _origins: dict[str, str] = {}
 """Plugin name -> the distribution (and version) whose entry point provided it."""
+_providers: dict[tuple[str, str], str] = {}
+"""(hook, registered name) -> the plugin that provided it."""
 
 
 def _register_entry_point(pm: pluggy.PluginManager, ep: metadata.EntryPoint) -> None:
-    pm.register(ep.load(), name=ep.name)
+    try:
+        plugin = ep.load()
+    except Exception as err:  # a broken third-party package: name it
+        raise PluginError(
+            f"plugin {ep.name!r} (entry point {ep.value}) failed to load: {describe(err)}{where(err)}"
+        ) from err
+    pm.register(plugin, name=ep.name)
     dist = ep.dist
     _origins[ep.name] = f"{dist.name} {dist.version}" if dist is not None else "entry point"
 
@@ -107,7 +116,13 @@ def _collect(hook: str, make: Callable[[Any], T], key: Callable[[T], str]) -> Ma
                 )
             found[name] = value
             origin[name] = impl.plugin_name
+    _providers.update({(hook, name): plugin for name, plugin in origin.items()})
     return MappingProxyType(found)
+
+
+def provider(hook: str, name: str) -> str | None:
+    """The plugin whose ``hook`` registered ``name`` (None: not registered through it)."""
+    return _providers.get((hook, name))
 
 
 def _registry(hook: str, make: Callable[[Any], T], key: Callable[[T], str]) -> Mapping[str, T]:

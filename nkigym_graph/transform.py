@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nkigym_graph.errors import TransformError
 from nkigym_graph.statement import Operand, Statement
+from nkigym_graph.transform_guard import guard_methods
 
 if TYPE_CHECKING:
     from nkigym_graph.analysis import Analysis
@@ -187,5 +188,12 @@ class Transform:
                 return f"match: {match.detail or match}"
         return f"{self.name}: statements {list(nodes)} do not form a match"
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        guard_methods(cls)
+
     def __repr__(self) -> str:
         return f"<transform {self.name}>"
+
+
+guard_methods(Transform)

@@ -1,4 +1,4 @@
-"""``nkigym-graph``: the command-line entry point.
+"""``nkigym-graph``: the command-line entry point (also ``python -m nkigym_graph``).
 
 Commands chain through program files (``.nkg``)::
 
@@ -7,7 +7,8 @@ Commands chain through program files (``.nkg``)::
     nkigym-graph emit best.nkg --backend nki -o kernel.py
 
 Exit codes: 0 success, 1 a check failed (netlist violations, simulation mismatch),
-2 a usage or input error (one line on stderr; ``--debug`` shows the traceback).
+2 a usage or input error (one line on stderr; ``--debug`` shows the traceback), 3 an
+internal error (a bug: one line, ``--debug`` for the traceback), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -15,25 +16,53 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from nkigym_graph.cli import commands
 from nkigym_graph.errors import NkigymError
+from nkigym_graph.foreign_errors import describe
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit code 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="nkigym-graph", description="Tile, rewrite, search and emit kernels for AI accelerators."
+    from nkigym_graph import __version__
+    from nkigym_graph.cli.inputs import positive_int
+    from nkigym_graph.cli.kernel_process import CPU_SECONDS, MEMORY_MB
+    from nkigym_graph.dtypes import ALIASES, choices
+    from nkigym_graph.tiling.arguments import MAX_STATEMENTS
+
+    parser = _Parser(
+        prog="nkigym-graph",
+        description="Tile, rewrite, search and emit kernels for AI accelerators.",
+        epilog="Exit codes: 0 ok, 1 a check failed, 2 a usage or input error, 3 an internal error.",
     )
+    parser.add_argument("--version", action="version", version=f"nkigym-graph {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("tile", help="tile a Python function: FILE.py:FUNC")
+    p = sub.add_parser("tile", help="tile a Python function: FILE.py:FUNC (the file is run as Python)")
     p.add_argument("function", metavar="FILE.py:FUNC")
     p.add_argument("--shape", action="append", metavar="NAME=DIMxDIM", help="a parameter's shape (repeat)")
-    p.add_argument("--dtype", default="float32")
+    aliases = ", ".join(f"{a}={n}" for a, n in ALIASES.items() if a in ("bf16", "fp32", "fp16", "fp64"))
+    p.add_argument("--dtype", default="float32", help=f"{choices()} (default float32; aliases {aliases})")
     p.add_argument("--target", default="trn2", help="trn2 (default), trn1, grayskull, wormhole_b0, blackhole")
+    p.add_argument(
+        "--max-statements",
+        type=positive_int,
+        default=MAX_STATEMENTS,
+        help=f"refuse a tiled program larger than this (default {MAX_STATEMENTS:,})",
+    )
     p.add_argument("-o", "--output", help="program file to write (default: stdout)")
     p.set_defaults(run=commands.tile)
+
+    p = sub.add_parser("ops", help="list the ops and the functions their op= takes")
+    p.set_defaults(run=commands.ops)
 
     p = sub.add_parser("transforms", help="list the registered transforms")
     p.set_defaults(run=commands.transforms)
@@ -47,12 +76,20 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="search rewrite sequences for the best program")
     p.add_argument("program", metavar="PROGRAM.nkg")
     p.add_argument("--strategy", default="greedy", help="greedy (default), beam, random, exhaustive")
-    p.add_argument("--budget", type=int, default=200, help="states to explore (default 200)")
+    p.add_argument("--budget", type=positive_int, default=200, help="states to explore (default 200)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, default=0, help="evaluate states in N processes")
+    p.add_argument(
+        "--workers", type=positive_int, help="evaluate states in N processes (default: in this one)"
+    )
     p.add_argument("--transforms", help="comma-separated names")
     progress = p.add_mutually_exclusive_group()
-    progress.add_argument("--progress", dest="progress", action="store_true", default=None)
+    progress.add_argument(
+        "--progress",
+        dest="progress",
+        action="store_true",
+        default=None,
+        help="show progress (default: on a terminal; redrawn there, plain lines elsewhere)",
+    )
     progress.add_argument("--no-progress", dest="progress", action="store_false")
     p.add_argument("-o", "--output")
     p.set_defaults(run=commands.search)
@@ -64,11 +101,26 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output")
     p.set_defaults(run=commands.emit)
 
-    p = sub.add_parser("simulate", help="run an NKI kernel file on random inputs and check it")
+    p = sub.add_parser(
+        "simulate",
+        help="run an NKI kernel file (Python, in a limited child process) on random inputs and check it",
+    )
     p.add_argument("kernel", metavar="KERNEL.py")
     p.add_argument("--program", help="reference program file: compare with its interpretation")
     p.add_argument("--shape", action="append", metavar="NAME=DIMxDIM")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--cpu-seconds",
+        type=positive_int,
+        default=CPU_SECONDS,
+        help=f"CPU-time limit of the kernel's process (default {CPU_SECONDS})",
+    )
+    p.add_argument(
+        "--memory-mb",
+        type=positive_int,
+        default=MEMORY_MB,
+        help=f"memory (address-space) limit of the kernel's process in MiB (default {MEMORY_MB})",
+    )
     p.set_defaults(run=commands.simulate)
 
     p = sub.add_parser("check-netlist", help="check a Buda netlist against the fused-op rules")
@@ -83,20 +135,40 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("plugins", help="list loaded plugins and where each came from")
     p.set_defaults(run=commands.plugins)
+    for command in sub.choices.values():  # --debug after the command, too
+        command.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks"
+        )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
+    """Run the command line; returns the exit code (never raises, except with ``--debug``)."""
     parser = _parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as done:  # --help, --version, or a usage error already printed
+        return done.code if isinstance(done.code, int) else 2
     try:
         return int(args.run(args))
-    except (NkigymError, OSError, ValueError) as err:
+    except (NkigymError, OSError, ValueError, RecursionError, MemoryError) as err:
         if args.debug:
             raise
-        print(f"nkigym-graph {args.command}: error: {err}", file=sys.stderr)
+        _fail(args.command, str(err) if isinstance(err, NkigymError) else describe(err))
         return 2
+    except KeyboardInterrupt:
+        _fail(args.command, "interrupted")
+        return 130
+    except Exception as err:  # a bug: still one line, the traceback with --debug
+        if args.debug:
+            raise
+        _fail(args.command, f"internal error: {describe(err)} (run with --debug for the traceback)")
+        return 3
+
+
+def _fail(command: str, message: str) -> None:
+    line = " ".join(message.split())
+    print(f"nkigym-graph {command}: error: {line}", file=sys.stderr)
 
 
 if __name__ == "__main__":

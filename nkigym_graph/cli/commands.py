@@ -9,7 +9,10 @@ from pathlib import Path
 import numpy as np
 
 import nkigym_graph as ng
-from nkigym_graph.cli.inputs import UsageError, existing_file, load_function, parse_shapes
+from nkigym_graph.cli.inputs import UsageError, existing_file, load_function, parse_shapes, transform_names
+from nkigym_graph.cli.kernel_process import run_kernel
+from nkigym_graph.cli.listing import op_lines
+from nkigym_graph.dtypes import resolve_dtype
 from nkigym_graph.plugin_manager import plugin_sources
 from nkigym_graph.text import dumps_program, read_program, write_program
 
@@ -30,14 +33,18 @@ def _output_program(program: ng.Program, output: str | None) -> None:
         sys.stdout.write(dumps_program(program))
 
 
-def _transform_names(text: str | None) -> list[str] | None:
-    return [n.strip() for n in text.split(",") if n.strip()] if text else None
-
-
 def tile(args: argparse.Namespace) -> int:
+    dtype = resolve_dtype(args.dtype, "--dtype")
+    shapes = parse_shapes(args.shape)
     func = load_function(args.function)
-    program = ng.tile(func, parse_shapes(args.shape), dtype=np.dtype(args.dtype), target=args.target)
+    program = ng.tile(func, shapes, dtype=dtype, target=args.target, max_statements=args.max_statements)
     _output_program(program, args.output)
+    return 0
+
+
+def ops(args: argparse.Namespace) -> int:
+    for line in op_lines():
+        print(line)
     return 0
 
 
@@ -50,7 +57,7 @@ def transforms(args: argparse.Namespace) -> int:
 
 def saturate(args: argparse.Namespace) -> int:
     program = _read(args.program)
-    result = ng.saturate(program, _transform_names(args.transforms))
+    result = ng.saturate(program, transform_names("--transforms", args.transforms))
     _say(f"saturated: {len(program)} -> {len(result)} statements")
     _output_program(result, args.output)
     return 0
@@ -63,8 +70,8 @@ def search(args: argparse.Namespace) -> int:
         options["workers"] = args.workers
     if args.progress is not None:
         options["progress"] = args.progress
-    names = _transform_names(args.transforms)
-    if names:
+    names = transform_names("--transforms", args.transforms)
+    if names is not None:
         options["transforms"] = names
     result = ng.search(program, **options)
     _say(f"search ({args.strategy}): {result.stats}")
@@ -96,14 +103,17 @@ def simulate(args: argparse.Namespace) -> int:
         raise UsageError("give the kernel's input shapes with --shape NAME=DIMxDIM, or --program FILE")
     rng = np.random.default_rng(args.seed)
     inputs = {name: rng.standard_normal(shape).astype(np.float32) for name, shape in shapes.items()}
-    outputs, report = ng.nki_sim.simulate(kernel.read_text(), *inputs.values(), report=True)
-    result = outputs[0] if isinstance(outputs, tuple) else outputs
-    print(f"simulated {kernel}: output {tuple(result.shape)} {result.dtype}; {report}")
+    run = run_kernel(kernel, inputs, cpu_seconds=args.cpu_seconds, memory_mb=args.memory_mb)
+    result = run.outputs[0]
+    print(f"simulated {kernel}: output {tuple(result.shape)} {run.dtypes[0]}; {run.report}")
     if program is None:
         finite = bool(np.isfinite(np.asarray(result, dtype=np.float64)).all())
         print("no reference program given (--program): checked only that every output is finite:", finite)
         return 0 if finite else 1
     expected = ng.interpret(program, **inputs)
+    if np.shape(expected) != result.shape:
+        print(f"MISMATCH: the kernel returned shape {tuple(result.shape)}, the program {np.shape(expected)}")
+        return 1
     error = float(np.max(np.abs(np.asarray(result, np.float64) - expected)))
     scale = float(np.max(np.abs(expected))) or 1.0
     ok = error <= 1e-4 * scale + 1e-5

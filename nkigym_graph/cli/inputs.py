@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import inspect
 import sys
@@ -10,10 +11,32 @@ from pathlib import Path
 from typing import Any
 
 from nkigym_graph.errors import NkigymError
+from nkigym_graph.foreign_errors import describe, where
 
 
 class UsageError(NkigymError):
     """A command-line mistake: the message says what and how to fix it (exit code 2)."""
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def transform_names(flag: str, text: str | None) -> list[str] | None:
+    """``a,b`` -> ``["a", "b"]``; None when not given; a list of no names is an error."""
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise UsageError(f"{flag}: no transform names in {text!r}; give comma-separated names")
+    return names
 
 
 def parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
@@ -26,7 +49,7 @@ def parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
         if not shape or any(d <= 0 for d in shape):
             raise ValueError
     except ValueError:
-        raise UsageError(f"bad shape {text!r}: expected NAME=DIMxDIM, e.g. a=1024x1024") from None
+        raise UsageError(f"--shape: bad shape {text!r}: expected NAME=DIMxDIM, e.g. a=1024x1024") from None
     return name, shape
 
 
@@ -36,7 +59,7 @@ def parse_shapes(items: Sequence[str] | None) -> dict[str, tuple[int, ...]]:
     for item in items or ():
         name, shape = parse_shape(item)
         if name in shapes:
-            raise UsageError(f"shape of {name!r} given twice")
+            raise UsageError(f"--shape: shape of {name!r} given twice")
         shapes[name] = shape
     return shapes
 
@@ -54,7 +77,12 @@ def load_function(reference: str) -> Callable[..., Any]:
         raise UsageError(f"cannot load {path} as Python")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as err:
+        raise UsageError(f"{path}:{err.lineno}: syntax error: {err.msg}") from None
+    except (Exception, SystemExit) as err:  # the user's module may raise anything
+        raise UsageError(f"running {path} failed: {describe(err)}{where(err)}") from None
     func = getattr(module, name, None)
     if not callable(func):
         found = [n for n, v in vars(module).items() if inspect.isfunction(v) and v.__module__ == spec.name]

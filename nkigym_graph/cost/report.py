@@ -103,8 +103,9 @@ class CostReport:
     def __str__(self) -> str:
         engines = ", ".join(f"{name} {_time(s)}" for name, s in sorted(self.engine_seconds.items()))
         fit = "feasible" if self.feasible else f"INFEASIBLE: {self.reason}"
+        model = "" if self.model == self.target else f" {self.model!r}"
         return (
-            f"{self.model} on {self.target}, modeled (analytic cost model), not measured: "
+            f"{self.target}, modeled (analytic cost model{model}), not measured: "
             f"{_time(self.seconds)}, MFU {self.mfu:.1%} of {self.peak_flops / 1e12:.0f} TFLOP/s, "
             f"{self.bound}-bound ({self.intensity:.0f} FLOP/B, knee {self.knee:.0f}); "
             f"{self.bytes_moved / 2**20:.2f} MiB moved, {self.flops / 1e9:.3f} GFLOP; "

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nkigym_graph.dtypes import Dtypes, dtype_chooser
 from nkigym_graph.errors import ParseError
 from nkigym_graph.literals import read_float_call
 from nkigym_graph.ops import ALLOC, LOAD, STORE, get_op
@@ -45,10 +46,11 @@ def parse_program(
     text: str,
     shapes: Shapes | None = None,
     *,
-    dtype: str = "float32",
+    dtype: Dtypes = "float32",
     target: Target | str = TRN2,
 ) -> Program:
-    """Parse one ``def`` in the tiled-program format (see the module docstring)."""
+    """Parse one ``def`` in the tiled-program format (see the module docstring).
+    ``dtype``: of every parameter, or a mapping by parameter name (float32 for others)."""
     module = _parse_module(text)
     functions = [n for n in module.body if isinstance(n, ast.FunctionDef)]
     others = [n for n in module.body if not isinstance(n, ast.FunctionDef | ast.Import | ast.ImportFrom)]
@@ -75,7 +77,7 @@ def parse_fragment(
     shapes: Shapes | None = None,
     *,
     name: str = "fragment",
-    dtype: str = "float32",
+    dtype: Dtypes = "float32",
     target: Target | str = TRN2,
 ) -> Program:
     """Parse a bare list of statements (no ``def``/``return``) into a fragment program."""
@@ -280,17 +282,18 @@ class _Builder:
         raise _error("expected `return <tensor>`", node)
 
     # -- resolution -------------------------------------------------------------------
-    def build(self, name: str, returns: tuple[str, ...], *, dtype: str, target: Target | str) -> Program:
+    def build(self, name: str, returns: tuple[str, ...], *, dtype: Dtypes, target: Target | str) -> Program:
+        dtype_of = dtype_chooser(dtype)
         external_space = self._external_inputs()
         param_shapes = self._infer_shapes(external_space)
-        params = [Param(p, param_shapes[p], dtype) for p in self.params]
+        params = [Param(p, param_shapes[p], dtype_of(p)) for p in self.params]
         params += [
-            Param(v, param_shapes[v], dtype, space)
+            Param(v, param_shapes[v], dtype_of(v), space)
             for v, space in external_space.items()
             if v not in self.params and space != "output"
         ]
         outputs = [
-            Param(v, param_shapes[v], dtype) for v, space in external_space.items() if space == "output"
+            Param(v, param_shapes[v], dtype_of(v)) for v, space in external_space.items() if space == "output"
         ]
         shapes: dict[str, tuple[int, ...]] = {p.name: p.shape for p in (*params, *outputs)}
         statements = []

@@ -11,7 +11,7 @@ on numpy arrays for the reference result, and ``tile`` it::
 
 from nkigym_graph.tiling.analysis import Dimension, DimensionAnalysis, analyze
 from nkigym_graph.tiling.axes import AxisUnion
-from nkigym_graph.tiling.errors import OpCallError
+from nkigym_graph.tiling.errors import OpCallError, StatementLimitError, TracingError
 from nkigym_graph.tiling.frontend import (
     activation,
     nc_matmul,
@@ -28,9 +28,11 @@ __all__ = [
     "Dimension",
     "DimensionAnalysis",
     "OpCallError",
+    "StatementLimitError",
     "TiledParts",
     "Trace",
     "TracedTensor",
+    "TracingError",
     "activation",
     "analyze",
     "nc_matmul",

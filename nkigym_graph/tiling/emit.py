@@ -21,6 +21,7 @@ once, before the loops, so the loops only name tiles and build statements.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Collection, Iterator
 from itertools import chain, count, product
 
@@ -30,6 +31,7 @@ from nkigym_graph.slices import Range, Slices
 from nkigym_graph.statement import Operand, Statement, make_attrs
 from nkigym_graph.tiling.analysis import Dimension, DimensionAnalysis
 from nkigym_graph.tiling.combine import ACCUMULATE, combine_rule
+from nkigym_graph.tiling.errors import StatementLimitError
 from nkigym_graph.tiling.trace import Call, TracedTensor
 
 TileFn = Callable[[int, int], Operand]
@@ -53,10 +55,23 @@ def fresh_names(reserved: Collection[str]) -> Iterator[str]:
 
 
 def emit_statements(
-    dims: DimensionAnalysis, output_name: str, dtype: str, reserved: Collection[str] = ()
+    dims: DimensionAnalysis,
+    output_name: str,
+    dtype: str,
+    reserved: Collection[str] = (),
+    limit: int | None = None,
 ) -> list[Statement]:
-    """The tiled program's statements: the output allocation, then every output tile."""
-    return _Emitter(dims, fresh_names(reserved)).run(output_name, dtype)
+    """The tiled program's statements: the output allocation, then every output tile;
+    ``StatementLimitError`` as soon as there are more than ``limit``. Tile functions call
+    their inputs' (a few frames per call of the longest chain), so the recursion limit
+    is raised to fit while emitting."""
+    depth = 4 * len(dims.calls) + 500
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, depth))
+    try:
+        return _Emitter(dims, fresh_names(reserved)).run(output_name, dtype, limit)
+    finally:
+        sys.setrecursionlimit(previous)
 
 
 class _Emitter:
@@ -83,13 +98,14 @@ class _Emitter:
             self._register(call, self._call_fn(call))
 
     # -- running ------------------------------------------------------------------------
-    def run(self, output_name: str, dtype: str) -> list[Statement]:
+    def run(self, output_name: str, dtype: str, limit: int | None = None) -> list[Statement]:
         """Allocate the output and emit every output tile, dimension 0 outermost."""
         out = self.dims.output
         d0, d1 = (self.dims.dimension(axis) for axis in out.axes)
         shape = ((0, d0.size), (0, d1.size))
         stmts = self.statements
         append = stmts.append
+        bound = limit if limit is not None else float("inf")
         append(Statement(ALLOC, (Operand(output_name, shape),), make_attrs(dtype=dtype)))
         root = self._fn(out)
         regions = _grid(d0, d1, lambda r0, r1: Operand(output_name, self._intern((r0, r1))))
@@ -100,6 +116,8 @@ class _Emitter:
                 tile = root(i0, i1)
                 append(_new(Statement, (STORE, (tile, region), (), False)))
                 self._close_scope()
+                if len(stmts) > bound:
+                    raise StatementLimitError(f"more than {bound:,} statements")
         return stmts
 
     def _close_scope(self) -> None:

@@ -15,20 +15,24 @@ dimensions are analysed (``analysis``) and the tiled statements are emitted
 from __future__ import annotations
 
 import inspect
-import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
+from nkigym_graph.dtypes import resolve_dtype
 from nkigym_graph.errors import TilingError
 from nkigym_graph.program import Program
 from nkigym_graph.statement import Statement
-from nkigym_graph.targets import TRN2, Target, get_target
+from nkigym_graph.targets import TRN2, Target
 from nkigym_graph.tiling.analysis import DimensionAnalysis, analyze
+from nkigym_graph.tiling.arguments import MAX_STATEMENTS, check_limit, check_target, parameter_shapes
 from nkigym_graph.tiling.emit import emit_statements
+from nkigym_graph.tiling.errors import StatementLimitError
+from nkigym_graph.tiling.limits import refuse, statement_bounds
 from nkigym_graph.tiling.trace import Trace, TracedTensor
+from nkigym_graph.tiling.user_call import call_traced
 from nkigym_graph.variables import Param
 
 Shapes = Mapping[str, Sequence[int]] | Sequence[Sequence[int]]
@@ -57,9 +61,13 @@ def tile(
     shapes: Shapes,
     dtype: npt.DTypeLike = np.float32,
     target: Target | str = TRN2,
+    *,
+    max_statements: int = MAX_STATEMENTS,
 ) -> Program:
-    """Tile ``func`` for parameters of ``shapes`` on ``target``; the output has ``dtype``."""
-    return tile_parts(func, shapes, dtype, target).build()
+    """Tile ``func`` for parameters of ``shapes`` on ``target``; the parameters and output
+    have ``dtype`` (a name, alias such as ``"bf16"``, or numpy dtype). A program of more
+    than ``max_statements`` statements is refused before it is built."""
+    return tile_parts(func, shapes, dtype, target, max_statements=max_statements).build()
 
 
 def tile_parts(
@@ -67,17 +75,22 @@ def tile_parts(
     shapes: Shapes,
     dtype: npt.DTypeLike = np.float32,
     target: Target | str = TRN2,
+    *,
+    max_statements: int = MAX_STATEMENTS,
 ) -> TiledParts:
     """``tile`` without building the Program (for timing the two apart)."""
-    resolved = get_target(target)
-    dtype_name = np.dtype(dtype).name
+    resolved = check_target(target)
+    dtype_name = resolve_dtype(dtype)
+    limit = check_limit(max_statements)
+    if not callable(func):
+        raise TilingError(f"func must be a function, got {type(func).__name__}")
     name = getattr(func, "__name__", "")
-    name = name if name.isidentifier() else "tiled"
+    name = name if isinstance(name, str) and name.isidentifier() else "tiled"
     names = _parameter_names(func, name)
-    param_shapes = _shapes(shapes, names, name)
+    param_shapes = parameter_shapes(shapes, names, name)
     trace = Trace()
     tensors = [trace.param(p, param_shapes[p]) for p in names]
-    result = func(*tensors)
+    result = call_traced(func, tensors, name)
     output = _returned(result, trace, name)
     dims = analyze(trace, output, resolved)
     unused = [p for p in names if p not in dims.params]
@@ -85,9 +98,15 @@ def tile_parts(
         raise TilingError(
             f"{name}: parameter(s) {', '.join(map(repr, unused))} not used by the returned tensor"
         )
+    lower, upper = statement_bounds(dims)
+    if lower > limit:
+        raise refuse(name, f"{lower:,}" if lower == upper else f"at least {lower:,}", limit)
     output_name = _output_name(names)
     reserved = {p for p in names if p.startswith(_FRESH)}
-    statements = emit_statements(dims, output_name, dtype_name, reserved)
+    try:
+        statements = emit_statements(dims, output_name, dtype_name, reserved, limit)
+    except StatementLimitError:
+        raise refuse(name, f"more than {limit:,}", limit) from None
     params = tuple(Param(p, param_shapes[p], dtype_name) for p in names)
     return TiledParts(name, params, statements, output_name, resolved, dims)
 
@@ -107,42 +126,6 @@ def _parameter_names(func: Callable[..., Any], name: str) -> list[str]:
     if not names:
         raise TilingError(f"{name}: the function takes no tensor parameters")
     return names
-
-
-def _shapes(shapes: Shapes, names: list[str], name: str) -> dict[str, tuple[int, ...]]:
-    if isinstance(shapes, Mapping):
-        unknown = [k for k in shapes if k not in names]
-        if unknown:
-            raise TilingError(
-                f"{name}: shapes given for unknown parameter(s) {', '.join(map(repr, unknown))}; "
-                f"the parameters are {', '.join(names)}"
-            )
-        missing = [p for p in names if p not in shapes]
-        if missing:
-            raise TilingError(f"{name}: missing shape for parameter(s) {', '.join(map(repr, missing))}")
-        given = {p: shapes[p] for p in names}
-    else:
-        listed = list(shapes)
-        if len(listed) != len(names):
-            raise TilingError(
-                f"{name}: {len(listed)} shapes given for {len(names)} parameters ({', '.join(names)})"
-            )
-        given = dict(zip(names, listed, strict=True))
-    return {p: _shape(p, shape) for p, shape in given.items()}
-
-
-def _shape(param: str, shape: Sequence[int]) -> tuple[int, ...]:
-    try:
-        dims = tuple(operator.index(n) for n in shape)
-    except TypeError:
-        raise TilingError(f"parameter {param!r}: shape {shape!r} is not a tuple of integers") from None
-    if len(dims) != 2:
-        raise TilingError(
-            f"parameter {param!r}: shape {dims} has rank {len(dims)}; only 2-D tensors can be tiled"
-        )
-    if any(n <= 0 for n in dims):
-        raise TilingError(f"parameter {param!r}: shape {dims} must have positive sizes")
-    return dims
 
 
 def _returned(result: object, trace: Trace, name: str) -> TracedTensor:

@@ -1,0 +1,116 @@
+"""Running a kernel file in a child process with CPU-time, memory and wall-time limits.
+
+A kernel file is Python and ``simulate`` runs it with full builtins. The CLI runs it
+in a child process (``kernel_child``) limited by ``resource.setrlimit``: CPU seconds
+(``RLIMIT_CPU``) and address space (``RLIMIT_AS``), plus a wall-clock timeout, so a
+kernel that loops, allocates without bound or exits cannot take the caller down. Each
+way it can fail is a ``KernelProcessError`` saying which limit (and its flag).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from nkigym_graph.errors import NkigymError
+
+CPU_SECONDS = 60
+"""Default CPU-time limit of the kernel's process (``--cpu-seconds``)."""
+MEMORY_MB = 4096
+"""Default address-space limit of the kernel's process in MiB (``--memory-mb``)."""
+
+
+class KernelProcessError(NkigymError):
+    """The kernel's process failed: a limit was hit, the kernel raised or exited early."""
+
+
+class KernelRun(NamedTuple):
+    """What the kernel returned (as float32 arrays), their dtypes and the simulator's report."""
+
+    outputs: list[np.ndarray]
+    dtypes: list[str]
+    report: str
+
+
+def run_kernel(
+    kernel: Path,
+    inputs: Mapping[str, np.ndarray],
+    cpu_seconds: int = CPU_SECONDS,
+    memory_mb: int = MEMORY_MB,
+) -> KernelRun:
+    """Simulate ``kernel`` on ``inputs`` in a limited child process."""
+    wall = 2 * cpu_seconds + 30
+    with tempfile.TemporaryDirectory(prefix="nkigym-kernel-") as tmp:
+        workdir = Path(tmp)
+        np.savez(workdir / "inputs.npz", *inputs.values())
+        command = [sys.executable, "-m", "nkigym_graph.cli.kernel_child", str(workdir), str(kernel.resolve())]
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        try:
+            done = subprocess.run(
+                command,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=wall,
+                env=env,
+                preexec_fn=_limits(cpu_seconds, memory_mb),  # the CLI runs no threads
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise KernelProcessError(
+                f"the kernel did not finish within {wall} s of wall time (it waits; --cpu-seconds sets both)"
+            ) from None
+        _relay(done.stdout)
+        result = workdir / "result.json"
+        if done.returncode != 0 or not result.is_file():
+            raise KernelProcessError(_failure(done.returncode, done.stderr, cpu_seconds, memory_mb))
+        record = json.loads(result.read_text())
+        if "error" in record:
+            hint = f" (limit {memory_mb} MiB: --memory-mb)" if record.get("kind") == "memory" else ""
+            raise KernelProcessError(f"{kernel}: {record['error']}{hint}")
+        with np.load(workdir / "outputs.npz") as data:
+            outputs = [data[f"arr_{i}"] for i in range(len(data.files))]
+        return KernelRun(outputs, record["dtypes"], record["report"])
+
+
+def _limits(cpu_seconds: int, memory_mb: int) -> Callable[[], None]:
+    """Runs in the child before the kernel: lower its limits (never above the hard ones)."""
+
+    def apply() -> None:
+        import resource
+
+        for kind, soft in ((resource.RLIMIT_CPU, cpu_seconds), (resource.RLIMIT_AS, memory_mb * 2**20)):
+            hard = resource.getrlimit(kind)[1]
+            if hard != resource.RLIM_INFINITY:
+                soft = min(soft, hard)
+            with contextlib.suppress(ValueError, OSError):  # no such limit here: the wall timeout remains
+                resource.setrlimit(kind, (soft, hard))
+
+    return apply
+
+
+def _failure(code: int, stderr: str, cpu_seconds: int, memory_mb: int) -> str:
+    import signal
+
+    if code in (-signal.SIGXCPU, -signal.SIGKILL):
+        return f"the kernel used more than {cpu_seconds} s of CPU time (--cpu-seconds)"
+    last = next((line for line in reversed(stderr.splitlines()) if line.strip()), "")
+    if "MemoryError" in last:
+        return f"the kernel's process ran out of memory (limit {memory_mb} MiB: --memory-mb)"
+    detail = f": {last[:200]}" if last else ""
+    return f"the kernel's process exited with code {code} before returning{detail}"
+
+
+def _relay(stdout: str) -> None:
+    """The kernel's own prints, on stderr (stdout is the command's report)."""
+    if stdout:
+        sys.stderr.write(stdout if stdout.endswith("\n") else stdout + "\n")

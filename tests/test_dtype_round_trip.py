@@ -1,0 +1,80 @@
+"""Parameter dtypes: one resolver for every entry point, refused by name, kept by files."""
+
+from __future__ import annotations
+
+import pytest
+
+import nkigym_graph as nkigym
+from nkigym_graph.dtypes import DtypeError, resolve_dtype
+from nkigym_graph.errors import ParseError
+from nkigym_graph.text import dumps_program, loads_program, read_program, write_program
+
+
+def matmul(a, b):
+    return nkigym.nc_matmul(a, b)
+
+
+def test_resolve_dtype_names_the_argument() -> None:
+    assert resolve_dtype(" BF16 ") == "bfloat16"
+    with pytest.raises(DtypeError, match=r"^--dtype: 'nope' is not a supported dtype; choose one of"):
+        resolve_dtype("nope", "--dtype")
+
+
+def test_parse_program_refuses_an_unknown_dtype() -> None:
+    text = nkigym.tile(matmul, {"a": (128, 128), "b": (128, 128)}).to_source()
+    with pytest.raises(DtypeError, match=r"dtype: 'nope' is not a supported dtype"):
+        nkigym.parse_program(text, dtype="nope")
+    assert {p.dtype for p in nkigym.parse_program(text, dtype="bf16").params} == {"bfloat16"}
+    by_name = nkigym.parse_program(text, dtype={"b": "fp16"})
+    assert [p.dtype for p in by_name.params] == ["float32", "float16"]
+
+
+def test_a_header_dtype_nope_is_refused() -> None:
+    text = dumps_program(nkigym.tile(matmul, {"a": (128, 128), "b": (128, 128)}))
+    bad = text.replace("b:128x128:float32", "b:128x128:nope", 1)
+    with pytest.raises(
+        ParseError, match=r"line 1, column 1: header, parameter 'b': 'nope' is not a supported"
+    ):
+        loads_program(bad)
+
+
+def test_mixed_parameter_dtypes_round_trip_through_files(tmp_path) -> None:
+    text = dumps_program(nkigym.tile(matmul, {"a": (128, 128), "b": (128, 256)}))
+    mixed = text.replace("b:128x256:float32", "b:128x256:bfloat16", 1)
+    program = loads_program(mixed)
+    assert [p.dtype for p in program.params] == ["float32", "bfloat16"]
+    path = write_program(nkigym.saturate(program), tmp_path / "s.nkg")
+    assert [p.dtype for p in read_program(path).params] == ["float32", "bfloat16"]
+    assert "b:128x256:bfloat16" in path.read_text().splitlines()[0]
+
+
+def test_read_and_write_program_are_exported() -> None:
+    assert nkigym.read_program is read_program
+    assert nkigym.write_program is write_program
+
+
+def test_program_file_errors_are_named(tmp_path) -> None:
+    from nkigym_graph.text.files import ProgramFileError
+
+    program = nkigym.tile(matmul, {"a": (128, 128), "b": (128, 128)})
+    with pytest.raises(ProgramFileError, match=r"cannot read program file .*missing.nkg: No such file"):
+        read_program(tmp_path / "missing.nkg")
+    with pytest.raises(ProgramFileError, match=r"cannot read program file"):
+        read_program(tmp_path)
+    (tmp_path / "binary.nkg").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ProgramFileError, match=r"binary.nkg is not a program file \(not UTF-8 text\)"):
+        read_program(tmp_path / "binary.nkg")
+    with pytest.raises(ProgramFileError, match=r"path must be a str or a path, got int"):
+        read_program(5)  # type: ignore[arg-type]
+    with pytest.raises(ProgramFileError, match=r"cannot write program file"):
+        write_program(program, tmp_path)
+    with pytest.raises(ProgramFileError, match=r"program must be a Program, got str"):
+        write_program("def f(a): ...", tmp_path / "x.nkg")  # type: ignore[arg-type]
+
+
+def test_numpy_spellings_follow_numpy() -> None:
+    assert resolve_dtype("f4") == "float32"
+    assert resolve_dtype("float") == resolve_dtype(float) == "float64"  # numpy's meaning
+    assert resolve_dtype("ml_dtypes.bfloat16") == "bfloat16"
+    with pytest.raises(DtypeError, match=r"dtype: 'int8' is not a supported dtype"):
+        resolve_dtype("int8")
