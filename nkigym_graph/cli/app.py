@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from nkigym_graph.cli import commands
+from nkigym_graph.dot import FOLDS
 from nkigym_graph.errors import NkigymError
 
 
@@ -78,6 +79,14 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("dot", help="write a DOT picture of a program (.dot, .svg, .png)")
     p.add_argument("program", metavar="PROGRAM.nkg")
+    p.add_argument(
+        "--fold",
+        choices=FOLDS,
+        default="auto",
+        help="group statements (default: auto, by output tile above 300 statements)",
+    )
+    p.add_argument("--expand", action="store_true", help="draw folded groups as clusters of their statements")
+    p.add_argument("--diff", metavar="AFTER.nkg", help="picture what changed from PROGRAM to AFTER")
     p.add_argument("-o", "--output")
     p.set_defaults(run=commands.dot)
 
