@@ -30,8 +30,10 @@ from nkigym_graph.dot.style import (
 if TYPE_CHECKING:
     import pydot
 
-GRID_ABOVE = 12
-"""More collapsed groups than this are laid out as a grid rather than in one row."""
+ACROSS_ABOVE = 8
+"""More collapsed groups than this are drawn left to right (groups stacked in a column)."""
+GRID_ABOVE = 24
+"""More collapsed groups than this are laid out as a grid rather than in one column."""
 
 
 def render(scene: Scene, *, collapse: bool, fold_name: str, name: str) -> pydot.Dot:
@@ -64,8 +66,9 @@ def render(scene: Scene, *, collapse: bool, fold_name: str, name: str) -> pydot.
             for box in members:
                 cluster.add_node(_box_node(box))
             dot.add_subgraph(cluster)
-    if collapse and len(folded) > GRID_ABOVE:
+    if collapse and len(folded) > ACROSS_ABOVE:
         dot.set("rankdir", "LR")
+    if collapse and len(folded) > GRID_ABOVE:
         _stack_in_rows([f"g{number}" for number in range(len(folded))], dot)
     folded_ids = {box.id for members in folded.values() for box in members}
     for box in scene.boxes:
