@@ -38,7 +38,7 @@ def to_dot(program: Program, fold: Fold = "auto", *, collapse: bool = True) -> p
     ``collapse``: draw each group as one node (True) or as a cluster of its statements.
     """
     chosen = resolve_fold(fold, len(program))
-    scene = program_scene(program, group_keys(program, chosen))
+    scene = program_scene(program, group_keys(program, chosen, coarsen=fold == "auto"))
     return _draw(scene, chosen, collapse, program.name)
 
 
@@ -47,7 +47,12 @@ def to_dot_diff(before: Program, after: Program, fold: Fold = "auto", *, collaps
     green, changed ones yellow, removed ones (from ``before``) red and dashed, the
     rest grey; statements are matched by canonical key. Folding as in ``to_dot``."""
     chosen = resolve_fold(fold, max(len(before), len(after)))
-    scene, _ = diff_scene(before, after, group_keys(before, chosen), group_keys(after, chosen))
+    coarsen = fold == "auto"
+    before_keys, after_keys = (
+        group_keys(before, chosen, coarsen=coarsen),
+        group_keys(after, chosen, coarsen=coarsen),
+    )
+    scene, _ = diff_scene(before, after, before_keys, after_keys)
     return _draw(scene, chosen, collapse, after.name)
 
 
@@ -62,8 +67,7 @@ def write_dot(
 
 def _draw(scene: Scene, fold: Fold, collapse: bool, name: str) -> pydot.Dot:
     if fold is not None:
-        scene.group_labels = {
-            box.group: group_label(box.group, fold) for box in scene.boxes if box.group is not None
-        }
+        keys = dict.fromkeys(box.group for box in scene.boxes if box.group is not None)
+        scene.group_labels = {key: group_label(key, fold) for key in keys}
     fold_name = "by output tile" if fold == "tile" else "by op" if fold == "op" else "by a function"
     return render(scene, collapse=collapse, fold_name=fold_name, name=name)

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import partial
 
 from nkigym_graph.dot.scene import (
     Arrow,
@@ -107,12 +108,14 @@ def diff_scene(
         if state == "changed" and paired is not None:
             tooltip += f"; was {before.describe(paired)}"
         group = after_groups[node] if after_groups is not None else None
-        scene.boxes.append(Box(after_id[node], stmt.op.name, after.describe(node), group, state, tooltip))
+        scene.boxes.append(
+            Box(after_id[node], stmt.op.name, partial(after.describe, node), group, state, tooltip)
+        )
     for node in found.removed:
         group = before_groups[node] if before_groups is not None else None
-        text = before.describe(node)
+        op = before.statements[node].op.name
         scene.boxes.append(
-            Box(before_id[node], before.statements[node].op.name, text, group, "removed", f"removed: {text}")
+            Box(before_id[node], op, partial(before.describe, node), group, "removed", f"#{node} removed")
         )
     added = {after_id[n] for n, s in enumerate(found.after_status) if s == "added"}
     removed = {before_id[n] for n in found.removed}
@@ -133,4 +136,4 @@ def _terminals(before: Program, after: Program) -> list[Terminal]:
 
 
 def _with_status(arrow: Arrow, status: str) -> Arrow:
-    return replace(arrow, status=status)
+    return arrow._replace(status=status)

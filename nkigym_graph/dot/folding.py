@@ -11,7 +11,9 @@
 - ``"op"``: by op name.
 - a function ``statement -> key``: by its result; ``None`` leaves a statement unfolded.
 - ``"none"`` or ``None``: no groups.
-- ``"auto"`` (the default): ``"tile"`` above ``AUTO_FOLD_ABOVE`` statements, else none.
+- ``"auto"`` (the default): ``"tile"`` above ``AUTO_FOLD_ABOVE`` statements, else none;
+  beyond ``AUTO_MAX_GROUPS`` output tiles, tiles merge into the regions of an 8 x 8
+  grid over each output, so even a 4096^3 matmul's 1,024 tiles draw as 64 groups.
 
 Computing the blocks is one backward pass over the data edges.
 """
@@ -32,6 +34,10 @@ FOLDS = ("auto", "tile", "op", "none")
 AUTO_FOLD_ABOVE = 300
 """``fold="auto"`` folds programs with more statements than this by output tile."""
 
+AUTO_MAX_GROUPS = 64
+"""``fold="auto"``: more output tiles than this merge into coarser output regions."""
+REGIONS_PER_DIM = 8
+
 Block = tuple[str, Slices]
 """An output region: ``(output variable, slices)``."""
 
@@ -49,12 +55,17 @@ def resolve_fold(fold: Fold, size: int) -> Fold:
     return None if fold == "none" else fold
 
 
-def group_keys(program: Program, fold: Fold) -> list[Hashable | None] | None:
-    """Each statement's group key under a resolved ``fold`` (None: no folding)."""
+def group_keys(program: Program, fold: Fold, *, coarsen: bool = False) -> list[Hashable | None] | None:
+    """Each statement's group key under a resolved ``fold`` (None: no folding). With
+    ``coarsen``, more than ``AUTO_MAX_GROUPS`` output tiles merge into regions (at
+    most ``REGIONS_PER_DIM`` per dimension of each output)."""
     if fold is None:
         return None
     if fold == "tile":
-        return list(output_blocks(program))
+        blocks = output_blocks(program)
+        if coarsen and len(set(blocks)) > AUTO_MAX_GROUPS:
+            return list(coarse_blocks(program, blocks))
+        return list(blocks)
     if fold == "op":
         return [stmt.op.name for stmt in program.statements]
     if callable(fold):
@@ -77,6 +88,23 @@ def output_blocks(program: Program) -> list[tuple[Block, ...]]:
         for src, _ in data_in[node]:
             blocks[src] |= blocks[node]
     return [tuple(sorted(found)) for found in blocks]
+
+
+def coarse_blocks(program: Program, blocks: Sequence[tuple[Block, ...]]) -> list[tuple[Block, ...]]:
+    """Each block replaced by the region of a fixed grid over its output that covers it."""
+    region: dict[Block, Block] = {}
+    for block in dict.fromkeys(b for found in blocks for b in found):
+        var, slices = block
+        shape = program.variables[var].shape
+        cells = [-(-n // REGIONS_PER_DIM) for n in shape]
+        region[block] = (
+            var,
+            tuple(
+                (lo // c * c, min(-(-hi // c) * c, n))
+                for (lo, hi), c, n in zip(slices, cells, shape, strict=True)
+            ),
+        )
+    return [tuple(sorted({region[b] for b in found})) for found in blocks]
 
 
 def group_label(key: Hashable, fold: Fold) -> str:

@@ -41,7 +41,6 @@ def render(scene: Scene, *, collapse: bool, fold_name: str, name: str) -> pydot.
     import pydot
 
     dot = pydot.Dot(graph_name=quote(name), graph_type="digraph", rankdir="TB")
-    dot.set("label", quote(scene.title))
     dot.set("labelloc", "t")
     dot.set("fontsize", "14")
     dot.set_node_defaults(shape="box", style="filled,rounded", fontname="monospace", fontsize="10")
@@ -53,6 +52,11 @@ def render(scene: Scene, *, collapse: bool, fold_name: str, name: str) -> pydot.
         if box.group is not None:
             groups.setdefault(box.group, []).append(box)
     folded = {key: members for key, members in groups.items() if len(members) > 1}
+    title = scene.title
+    if folded:
+        inside = sum(len(members) for members in folded.values())
+        title += f"\nfolded {fold_name}: {inside} statements in {len(folded)} groups"
+    dot.set("label", quote(title))
     shown: dict[str, str] = {}  # box id -> id of the node that shows it
     for number, (key, members) in enumerate(folded.items()):
         heading = f"{scene.group_labels.get(key, str(key))}\n{_summary(members, diff)}"

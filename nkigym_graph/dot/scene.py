@@ -11,30 +11,37 @@ on every box and arrow.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from functools import partial
+from typing import NamedTuple
 
+from nkigym_graph.dependencies import Use
 from nkigym_graph.program import Program
-from nkigym_graph.slices import format_slices
+from nkigym_graph.slices import Slices, format_slices
 from nkigym_graph.variables import OUTPUT, PARAM
 
 
-@dataclass(frozen=True)
-class Box:
+class Box(NamedTuple):
     """A statement."""
 
     id: str
     op: str
-    text: str
+    describe: Callable[[], str]
+    """Its text line, computed only if drawn (a folded statement never is)."""
     group: Hashable | None = None
     """The fold group it belongs to (None: drawn on its own)."""
     status: str = ""
     """Diff status: ``same``, ``changed``, ``added``, ``removed``; empty outside diffs."""
     tooltip: str = ""
 
+    @property
+    def text(self) -> str:
+        """The statement's text line."""
+        return self.describe()
 
-@dataclass(frozen=True)
-class Terminal:
+
+class Terminal(NamedTuple):
     """A parameter or an output tensor."""
 
     id: str
@@ -43,17 +50,22 @@ class Terminal:
     text: str
 
 
-@dataclass(frozen=True)
-class Arrow:
+class Arrow(NamedTuple):
     """An edge: ``kind`` is ``data``, ``order``, ``read`` (parameter) or ``write`` (output)."""
 
     src: str
     dst: str
     kind: str
-    label: str
+    describe: Callable[[], str]
+    """Its label, computed only if drawn."""
     status: str = ""
     minor: bool = False
     """Left out of collapsed pictures: ordering after an allocation (the output shows it)."""
+
+    @property
+    def label(self) -> str:
+        """The region read or written, or the variables ordering two statements."""
+        return self.describe()
 
 
 @dataclass
@@ -94,13 +106,11 @@ def program_arrows(program: Program, box_id: list[str]) -> list[Arrow]:
     for src, dst, data in program.graph.edges(data=True):
         uses = data["uses"]
         if uses:
-            label = "\n".join(f"{u.var}[{format_slices(u.slices)}]" for u in uses)
-            arrows.append(Arrow(box_id[src], box_id[dst], "data", label))
+            arrows.append(Arrow(box_id[src], box_id[dst], "data", partial(_uses_label, uses)))
         else:
             minor = not program.statements[src].op.read_positions
-            arrows.append(
-                Arrow(box_id[src], box_id[dst], "order", "after " + ", ".join(data["order"]), minor=minor)
-            )
+            label = partial(_order_label, data["order"])
+            arrows.append(Arrow(box_id[src], box_id[dst], "order", label, minor=minor))
     return arrows
 
 
@@ -112,14 +122,30 @@ def terminal_arrows(program: Program, box_id: list[str]) -> list[Arrow]:
         for _, operand in stmt.read_items():
             info = variables.get(operand.var)
             if info is not None and info.kind == PARAM:
-                label = f"[{format_slices(operand.slices)}]"
-                arrows.append(Arrow(terminal_id(operand.var, "param"), box_id[node], "read", label))
+                read = partial(_slices_label, operand.slices)
+                arrows.append(Arrow(terminal_id(operand.var, "param"), box_id[node], "read", read))
         for operand in stmt.writes:
             info = variables.get(operand.var)
             if info is not None and info.kind == OUTPUT:
-                label = f"[{format_slices(operand.slices)}]" if stmt.op.read_positions else "allocates"
-                arrows.append(Arrow(box_id[node], terminal_id(operand.var, "output"), "write", label))
+                write = partial(_slices_label, operand.slices) if stmt.op.read_positions else _allocates
+                arrows.append(Arrow(box_id[node], terminal_id(operand.var, "output"), "write", write))
     return arrows
+
+
+def _uses_label(uses: tuple[Use, ...]) -> str:
+    return "\n".join(f"{u.var}[{format_slices(u.slices)}]" for u in uses)
+
+
+def _order_label(variables: tuple[str, ...]) -> str:
+    return "after " + ", ".join(variables)
+
+
+def _slices_label(slices: Slices) -> str:
+    return f"[{format_slices(slices)}]"
+
+
+def _allocates() -> str:
+    return "allocates"
 
 
 def title_of(program: Program) -> str:
@@ -138,7 +164,13 @@ def program_scene(program: Program, groups: list[Hashable | None] | None = None)
     for node, stmt in enumerate(program.statements):
         group = groups[node] if groups is not None else None
         scene.boxes.append(
-            Box(box_id[node], stmt.op.name, program.describe(node), group, tooltip=f"#{node} {stmt.op.name}")
+            Box(
+                box_id[node],
+                stmt.op.name,
+                partial(program.describe, node),
+                group,
+                tooltip=f"#{node} {stmt.op.name}",
+            )
         )
     scene.arrows = terminal_arrows(program, box_id) + program_arrows(program, box_id)
     return scene

@@ -132,3 +132,12 @@ def test_unknown_fold_names_the_choices() -> None:
     with pytest.raises(NkigymError, match="auto, tile, op, none"):
         to_dot(tiled_matmul(128, 128, 128), "tiles")
     assert DOT_FOLDS == ("auto", "tile", "op", "none")
+
+
+def test_auto_fold_merges_more_than_64_tiles_into_an_8_by_8_grid_of_regions() -> None:
+    program = tiled_matmul(2048, 128, 1024)  # 16 x 8 = 128 output tiles of 4 statements
+    groups = _groups(parse(to_dot(program).to_string()))
+    assert len(groups) == 64  # regions of 256 x 128: two tiles each
+    assert {count for count, _ in groups.values()} == {8}
+    assert groups["output[0:256, 0:128]"][1] == Counter(load=4, nc_matmul=2, store=2)
+    assert len(_groups(parse(to_dot(program, "tile").to_string()))) == 128  # asked for tiles: tiles

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 from support import seed_text
 
-from nkigym_graph import NkigymError, parse_program, to_dot_diff, write_dot
+from nkigym_graph import NkigymError, parse_program, saturate, to_dot_diff, write_dot
 from nkigym_graph.synthetic import tiled_matmul
 
 PICTURES = """
@@ -58,3 +59,12 @@ def test_an_unwritable_path_is_a_named_error(tmp_path: Path) -> None:
     missing = tmp_path / "no" / "such" / "folder" / "p.dot"
     with pytest.raises(NkigymError, match=r"cannot write picture .*p\.dot"):
         write_dot(tiled_matmul(128, 128, 128), missing)
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
+def test_graphviz_renders_folded_and_diff_pictures(tmp_path: Path) -> None:
+    program = tiled_matmul(512, 256, 512)
+    folded = write_dot(program, tmp_path / "folded.svg", fold="tile")
+    diff = write_dot(to_dot_diff(program, saturate(program, ["data_reuse"])), tmp_path / "diff.svg")
+    for path in (folded, diff):
+        assert path.read_text().lstrip().startswith(("<?xml", "<svg"))
