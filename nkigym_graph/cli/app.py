@@ -17,7 +17,6 @@ import sys
 from collections.abc import Sequence
 
 from nkigym_graph.cli import commands
-from nkigym_graph.dot import FOLDS
 from nkigym_graph.errors import NkigymError
 
 
@@ -76,6 +75,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("netlist", metavar="NETLIST.yaml")
     p.add_argument("--arch")
     p.set_defaults(run=commands.check_netlist)
+
+    from nkigym_graph.dot import FOLDS
 
     p = sub.add_parser("dot", help="write a DOT picture of a program (.dot, .svg, .png)")
     p.add_argument("program", metavar="PROGRAM.nkg")
