@@ -22,6 +22,7 @@ from nkigym_graph.dot.render import render
 from nkigym_graph.dot.scene import Scene, program_scene
 from nkigym_graph.dot.style import op_color
 from nkigym_graph.dot.writing import save
+from nkigym_graph.errors import NkigymError
 from nkigym_graph.program import Program
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ def to_dot(program: Program, fold: Fold = "auto", *, collapse: bool = True) -> p
     ``"tile"``, ``"op"``, ``"none"``/None, or a function ``statement -> group key``.
     ``collapse``: draw each group as one node (True) or as a cluster of its statements.
     """
+    _check_program(program, "to_dot")
     chosen = resolve_fold(fold, len(program))
     scene = program_scene(program, group_keys(program, chosen, coarsen=fold == "auto"))
     return _draw(scene, chosen, collapse, program.name)
@@ -46,6 +48,8 @@ def to_dot_diff(before: Program, after: Program, fold: Fold = "auto", *, collaps
     """A picture of ``after`` showing what changed from ``before``: added statements
     green, changed ones yellow, removed ones (from ``before``) red and dashed, the
     rest grey; statements are matched by canonical key. Folding as in ``to_dot``."""
+    _check_program(before, "to_dot_diff: before")
+    _check_program(after, "to_dot_diff: after")
     chosen = resolve_fold(fold, max(len(before), len(after)))
     coarsen = fold == "auto"
     before_keys, after_keys = (
@@ -61,8 +65,17 @@ def write_dot(
 ) -> Path:
     """Write a picture of a program (or a ``pydot.Dot``, e.g. from ``to_dot_diff``):
     ``.dot`` always works; ``.svg``/``.png``/``.pdf`` need Graphviz."""
+    import pydot
+
+    if not isinstance(program, (Program, pydot.Dot)):
+        raise NkigymError(f"write_dot takes a Program or a pydot.Dot, got {type(program).__name__}")
     dot = to_dot(program, fold, collapse=collapse) if isinstance(program, Program) else program
     return save(dot, path)
+
+
+def _check_program(value: object, what: str) -> None:
+    if not isinstance(value, Program):
+        raise NkigymError(f"{what} takes a Program, got {type(value).__name__}")
 
 
 def _draw(scene: Scene, fold: Fold, collapse: bool, name: str) -> pydot.Dot:

@@ -12,7 +12,9 @@ Matching, in order:
 3. *removed* (only in ``before``) and *added* (only in ``after``): the rest.
 
 The diff scene is ``after``'s scene with a status on every box, plus a box for every
-removed statement (id ``r<node>``) and ``before``'s edges that touched one.
+removed statement (id ``r<node>``). Edges are matched through the statements: an edge
+of ``after`` is *added* unless ``before`` has the same kind of edge between the
+matching statements, and ``before``'s edges without a match are drawn *removed*.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from dataclasses import dataclass
 from functools import partial
 
 from nkigym_graph.dot.scene import (
-    Arrow,
     Box,
     Scene,
     Terminal,
@@ -117,14 +118,16 @@ def diff_scene(
         scene.boxes.append(
             Box(before_id[node], op, partial(before.describe, node), group, "removed", f"#{node} removed")
         )
-    added = {after_id[n] for n, s in enumerate(found.after_status) if s == "added"}
-    removed = {before_id[n] for n in found.removed}
-    for arrow in terminal_arrows(after, after_id) + program_arrows(after, after_id):
-        touched = arrow.src in added or arrow.dst in added
-        scene.arrows.append(_with_status(arrow, "added" if touched else "same"))
-    for arrow in terminal_arrows(before, before_id) + program_arrows(before, before_id):
-        if arrow.src in removed or arrow.dst in removed:
-            scene.arrows.append(_with_status(arrow, "removed"))
+    old_arrows = terminal_arrows(before, before_id) + program_arrows(before, before_id)
+    new_arrows = terminal_arrows(after, after_id) + program_arrows(after, after_id)
+    old_ends = {(a.src, a.dst, a.kind) for a in old_arrows}
+    new_ends = {(a.src, a.dst, a.kind) for a in new_arrows}
+    for arrow in new_arrows:
+        status = "same" if (arrow.src, arrow.dst, arrow.kind) in old_ends else "added"
+        scene.arrows.append(arrow._replace(status=status))
+    for arrow in old_arrows:
+        if (arrow.src, arrow.dst, arrow.kind) not in new_ends:
+            scene.arrows.append(arrow._replace(status="removed"))
     return scene, found
 
 
@@ -133,7 +136,3 @@ def _terminals(before: Program, after: Program) -> list[Terminal]:
     for t in terminals_of(before):
         terminals.setdefault(t.id, t)
     return list(terminals.values())
-
-
-def _with_status(arrow: Arrow, status: str) -> Arrow:
-    return arrow._replace(status=status)

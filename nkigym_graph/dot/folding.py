@@ -69,8 +69,20 @@ def group_keys(program: Program, fold: Fold, *, coarsen: bool = False) -> list[H
     if fold == "op":
         return [stmt.op.name for stmt in program.statements]
     if callable(fold):
-        return [fold(stmt) for stmt in program.statements]
+        return [_user_key(fold, program, node) for node in range(len(program))]
     raise NkigymError(f"unknown fold {fold!r}")
+
+
+def _user_key(fold: Callable[[Statement], Hashable], program: Program, node: int) -> Hashable:
+    key = fold(program.statements[node])
+    try:
+        hash(key)
+    except TypeError:
+        raise NkigymError(
+            f"fold function returned an unhashable {type(key).__name__} for statement "
+            f"{program.describe(node)!r}: a group key must be hashable (a str, a tuple, ...)"
+        ) from None
+    return key
 
 
 def output_blocks(program: Program) -> list[tuple[Block, ...]]:

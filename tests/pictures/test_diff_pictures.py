@@ -51,15 +51,17 @@ def test_operand_merge_batch_colours_each_statement_it_touched() -> None:
     }
 
 
-def test_removed_edges_are_drawn_from_the_removed_statement() -> None:
+def test_data_reuse_reroutes_one_edge_from_the_removed_load_to_the_kept_one() -> None:
     before, after = _batches()[:2]
     graph = parse(to_dot_diff(before, after).to_string())
-    removed = next(
-        n for n, node in all_nodes(graph).items() if unquote(node.get_label()) == "tensor_3 = a[0:128, 0:128]"
-    )
-    touching = [e for e in all_edges(graph) if removed in (e.get_source(), e.get_destination())]
-    assert {e.get_source() for e in touching} >= {"p_a"}
-    assert {e.get("color") for e in touching} == {f'"{STATUS_STYLE["removed"][1]}"'}
+    name = {unquote(node.get_label()): n for n, node in all_nodes(graph).items()}
+    kept, dropped = name["tensor_0 = a[0:128, 0:128]"], name["tensor_3 = a[0:128, 0:128]"]
+    reader = name["tensor_5 = nkigym.nc_matmul(tensor_0, tensor_4)"]
+    by_colour: dict[str, set[tuple[str, str]]] = {}
+    for edge in all_edges(graph):
+        by_colour.setdefault(edge.get("color"), set()).add((edge.get_source(), edge.get_destination()))
+    assert by_colour[f'"{STATUS_STYLE["added"][1]}"'] == {(kept, reader)}
+    assert by_colour[f'"{STATUS_STYLE["removed"][1]}"'] == {("p_a", dropped), (dropped, reader)}
 
 
 def test_renaming_and_reordering_change_nothing() -> None:

@@ -51,3 +51,10 @@ def test_a_directory_as_output_is_one_error_line(files: tuple[Path, Path], tmp_p
     assert main(["dot", str(files[0]), "-o", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "is a directory" in err and len(err.strip().splitlines()) == 1
+
+
+def test_expand_draws_groups_as_clusters(files: tuple[Path, Path], tmp_path: Path) -> None:
+    out = tmp_path / "expanded.dot"
+    assert main(["dot", str(files[0]), "--fold", "tile", "--expand", "-o", str(out)]) == 0
+    clusters = [s.get_name() for s in parse(out.read_text()).get_subgraphs()]
+    assert sum(name.startswith("cluster_g") for name in clusters) == 4  # one per output tile

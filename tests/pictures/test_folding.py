@@ -141,3 +141,15 @@ def test_auto_fold_merges_more_than_64_tiles_into_an_8_by_8_grid_of_regions() ->
     assert {count for count, _ in groups.values()} == {8}
     assert groups["output[0:256, 0:128]"][1] == Counter(load=4, nc_matmul=2, store=2)
     assert len(_groups(parse(to_dot(program, "tile").to_string()))) == 128  # asked for tiles: tiles
+
+
+def test_a_fold_function_must_return_hashable_keys() -> None:
+    with pytest.raises(NkigymError, match="unhashable list for statement"):
+        to_dot(tiled_matmul(128, 128, 128), lambda stmt: [stmt.op.name])
+
+
+def test_pictures_take_programs_only() -> None:
+    with pytest.raises(NkigymError, match="to_dot takes a Program, got str"):
+        to_dot("def f(a): ...")  # type: ignore[arg-type]
+    with pytest.raises(NkigymError, match=r"write_dot takes a Program or a pydot\.Dot"):
+        write_dot(None, "p.dot")  # type: ignore[arg-type]
