@@ -26,6 +26,7 @@ def main() -> None:
     nkigym.write_dot(nkigym.to_dot_diff(reused, merged), HERE / "merge_batch.svg")
 
     big = nkigym.tile(matmul, {"a": (1024, 1024), "b": (1024, 1024)})
+    nkigym.write_dot(big, HERE / "big_tiled.svg")  # 1,601 statements: folded by default
     nkigym.write_dot(nkigym.saturate(big), HERE / "big_saturated.svg", fold="tile")
     for path in sorted(HERE.glob("*.svg")):
         print(f"wrote {path.relative_to(HERE.parents[1])}")

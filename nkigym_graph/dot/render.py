@@ -74,6 +74,7 @@ def render(scene: Scene, *, collapse: bool, fold_name: str, name: str) -> pydot.
         dot.set("rankdir", "LR")
     if collapse and len(folded) > GRID_ABOVE:
         _stack_in_rows([f"g{number}" for number in range(len(folded))], dot)
+    faint = collapse and len(folded) > GRID_ABOVE
     folded_ids = {box.id for members in folded.values() for box in members}
     for box in scene.boxes:
         if box.id not in folded_ids:
@@ -96,7 +97,7 @@ def render(scene: Scene, *, collapse: bool, fold_name: str, name: str) -> pydot.
         dot.add_subgraph(same_rank)
 
     arrows = [arrow for arrow in scene.arrows if not (shown and arrow.minor)]
-    for edge in _merged_edges(arrows, shown, diff):
+    for edge in _merged_edges(arrows, shown, diff, faint):
         dot.add_edge(edge)
 
     legend = pydot.Subgraph("cluster_legend", label='""', color="white")
@@ -121,6 +122,8 @@ def _stack_in_rows(node_ids: list[str], dot: pydot.Dot) -> None:
     """Lay many group nodes out as a grid (ranks of ``sqrt(n)`` nodes, in group order)."""
     import pydot
 
+    dot.set("nodesep", "0.15")
+    dot.set("ranksep", "1.2")
     width = math.isqrt(len(node_ids) - 1) + 1
     for above, below in zip(node_ids, node_ids[width:], strict=False):
         dot.add_edge(pydot.Edge(above, below, style="invis"))
@@ -182,8 +185,9 @@ def _box_node(box: Box) -> pydot.Node:
     return pydot.Node(box.id, **attrs)
 
 
-def _merged_edges(arrows: list[Arrow], shown: dict[str, str], diff: bool) -> list[pydot.Edge]:
-    """One edge per (from, to, kind, status); edges inside a collapsed group dropped."""
+def _merged_edges(arrows: list[Arrow], shown: dict[str, str], diff: bool, faint: bool) -> list[pydot.Edge]:
+    """One edge per (from, to, kind, status); edges inside a collapsed group dropped.
+    ``faint``: parameter and output edges half transparent (a grid has many)."""
     import pydot
 
     merged: dict[tuple[str, str, str, str], list[Arrow]] = {}
@@ -207,6 +211,8 @@ def _merged_edges(arrows: list[Arrow], shown: dict[str, str], diff: bool) -> lis
                 attrs["style"] = "dashed"
         elif diff:
             attrs["color"] = "gray60"
+        if faint and kind in ("read", "write") and attrs["color"].startswith("#"):
+            attrs["color"] += "80"
         if key not in folded or len(found) == 1:  # between two statements: every region
             label = "\n".join(dict.fromkeys(arrow.label for arrow in found))
         else:
