@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from nkigym_graph.dot.style import EDGE_KINDS, STATUS_STYLE, STATUSES, TERMINAL_FILL, html_escape, op_color
+from nkigym_graph.dot.style import (
+    EDGE_KINDS,
+    STATUS_STYLE,
+    STATUSES,
+    TERMINAL_FILL,
+    TERMINAL_SHAPE,
+    html_escape,
+    op_color,
+)
 
 LEGEND_ID = "legend"
 
@@ -31,8 +39,7 @@ def legend_label(ops: Iterable[str], edge_kinds: Iterable[str], statuses: Iterab
         for op in sorted(set(ops)):
             rows.append(_row(f'<td bgcolor="{op_color(op)}">  </td>', f"{op} statement"))
     for kind, fill in TERMINAL_FILL.items():
-        shape = "ellipse" if kind == "param" else "octagon"
-        rows.append(_row(f'<td bgcolor="{fill}">  </td>', f"{kind} tensor in HBM ({shape})"))
+        rows.append(_row(f'<td bgcolor="{fill}">  </td>', f"{kind} tensor in HBM ({TERMINAL_SHAPE[kind]})"))
     kinds = set(edge_kinds)
     for kind, (attrs, text) in EDGE_KINDS.items():
         if kind in kinds:

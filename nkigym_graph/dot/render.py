@@ -21,6 +21,7 @@ from nkigym_graph.dot.style import (
     STATUS_STYLE,
     STATUSES,
     TERMINAL_FILL,
+    TERMINAL_SHAPE,
     op_color,
     pen_width,
     quote,
@@ -37,7 +38,7 @@ GRID_ABOVE = 24
 
 
 def render(scene: Scene, *, collapse: bool, fold_name: str, name: str) -> pydot.Dot:
-    """The DOT graph of ``scene``; ``fold_name`` describes the fold in the legend."""
+    """The DOT graph of ``scene``; ``fold_name`` describes the fold in the title and legend."""
     import pydot
 
     dot = pydot.Dot(graph_name=quote(name), graph_type="digraph", rankdir="TB")
@@ -46,18 +47,51 @@ def render(scene: Scene, *, collapse: bool, fold_name: str, name: str) -> pydot.
     dot.set_node_defaults(shape="box", style="filled,rounded", fontname="monospace", fontsize="10")
     dot.set_edge_defaults(fontname="monospace", fontsize="9")
     diff = any(box.status for box in scene.boxes)
-
-    groups: dict[Hashable, list[Box]] = {}
-    for box in scene.boxes:
-        if box.group is not None:
-            groups.setdefault(box.group, []).append(box)
-    folded = {key: members for key, members in groups.items() if len(members) > 1}
+    folded = _folded_groups(scene.boxes)
     title = scene.title
     if folded:
         inside = sum(len(members) for members in folded.values())
         title += f"\nfolded {fold_name}: {inside} statements in {len(folded)} groups"
     dot.set("label", quote(title))
-    shown: dict[str, str] = {}  # box id -> id of the node that shows it
+
+    shown = _add_groups(dot, scene, folded, collapse, diff)
+    folded_ids = {box.id for members in folded.values() for box in members}
+    for box in scene.boxes:
+        if box.id not in folded_ids:
+            dot.add_node(_box_node(box))
+    _add_terminals(dot, scene)
+    arrows = [arrow for arrow in scene.arrows if not (shown and arrow.minor)]
+    for edge in _merged_edges(arrows, shown, diff, faint=collapse and len(folded) > GRID_ABOVE):
+        dot.add_edge(edge)
+
+    legend = pydot.Subgraph("cluster_legend", label='""', color="white")
+    label = legend_label(
+        (box.op for box in scene.boxes),
+        (arrow.kind for arrow in arrows),
+        (box.status for box in scene.boxes),
+        fold_name if folded and collapse else "",
+    )
+    legend.add_node(pydot.Node(LEGEND_ID, shape="plaintext", style='""', label=label))
+    dot.add_subgraph(legend)
+    return dot
+
+
+def _folded_groups(boxes: list[Box]) -> dict[Hashable, list[Box]]:
+    """Fold groups of two or more statements, in order of their first statement."""
+    groups: dict[Hashable, list[Box]] = {}
+    for box in boxes:
+        if box.group is not None:
+            groups.setdefault(box.group, []).append(box)
+    return {key: members for key, members in groups.items() if len(members) > 1}
+
+
+def _add_groups(
+    dot: pydot.Dot, scene: Scene, folded: dict[Hashable, list[Box]], collapse: bool, diff: bool
+) -> dict[str, str]:
+    """Draw the groups; returns box id -> id of the collapsed node standing for it."""
+    import pydot
+
+    shown: dict[str, str] = {}
     for number, (key, members) in enumerate(folded.items()):
         heading = f"{scene.group_labels.get(key, str(key))}\n{_summary(members, diff)}"
         if collapse:
@@ -74,48 +108,24 @@ def render(scene: Scene, *, collapse: bool, fold_name: str, name: str) -> pydot.
         dot.set("rankdir", "LR")
     if collapse and len(folded) > GRID_ABOVE:
         _stack_in_rows([f"g{number}" for number in range(len(folded))], dot)
-    faint = collapse and len(folded) > GRID_ABOVE
-    folded_ids = {box.id for members in folded.values() for box in members}
-    for box in scene.boxes:
-        if box.id not in folded_ids:
-            dot.add_node(_box_node(box))
+    return shown
+
+
+def _add_terminals(dot: pydot.Dot, scene: Scene) -> None:
+    """Parameters on the first rank, outputs on the last."""
+    import pydot
 
     for kind, rank in (("param", "source"), ("output", "sink")):
         same_rank = pydot.Subgraph(f"{kind}s", rank=rank)
         for terminal in scene.terminals:
             if terminal.kind == kind:
-                shape = "ellipse" if kind == "param" else "octagon"
-                same_rank.add_node(
-                    pydot.Node(
-                        terminal.id,
-                        label=quote(terminal.text),
-                        shape=shape,
-                        style="filled",
-                        fillcolor=quote(TERMINAL_FILL[kind]),
-                    )
-                )
+                attrs: dict[str, Any] = {
+                    "shape": TERMINAL_SHAPE[kind],
+                    "style": "filled",
+                    "fillcolor": quote(TERMINAL_FILL[kind]),
+                }
+                same_rank.add_node(pydot.Node(terminal.id, label=quote(terminal.text), **attrs))
         dot.add_subgraph(same_rank)
-
-    arrows = [arrow for arrow in scene.arrows if not (shown and arrow.minor)]
-    for edge in _merged_edges(arrows, shown, diff, faint):
-        dot.add_edge(edge)
-
-    legend = pydot.Subgraph("cluster_legend", label='""', color="white")
-    legend.add_node(
-        pydot.Node(
-            LEGEND_ID,
-            shape="plaintext",
-            style='""',
-            label=legend_label(
-                (box.op for box in scene.boxes),
-                (arrow.kind for arrow in arrows),
-                (box.status for box in scene.boxes),
-                fold_name if folded and collapse else "",
-            ),
-        )
-    )
-    dot.add_subgraph(legend)
-    return dot
 
 
 def _stack_in_rows(node_ids: list[str], dot: pydot.Dot) -> None:
@@ -185,7 +195,7 @@ def _box_node(box: Box) -> pydot.Node:
     return pydot.Node(box.id, **attrs)
 
 
-def _merged_edges(arrows: list[Arrow], shown: dict[str, str], diff: bool, faint: bool) -> list[pydot.Edge]:
+def _merged_edges(arrows: list[Arrow], shown: dict[str, str], diff: bool, *, faint: bool) -> list[pydot.Edge]:
     """One edge per (from, to, kind, status); edges inside a collapsed group dropped.
     ``faint``: parameter and output edges half transparent (a grid has many)."""
     import pydot

@@ -27,7 +27,8 @@ PALETTE = (
 FIXED = {"load": "#80b1d3", "store": "#fdb462", "alloc": "#d9d9d9", "nc_matmul": "#fb8072"}
 
 TERMINAL_FILL = {"param": "#e0ecf4", "output": "#fde0dd"}
-"""Parameters (HBM inputs) and outputs: not statements, drawn as ellipses."""
+TERMINAL_SHAPE = {"param": "ellipse", "output": "octagon"}
+"""Parameters (HBM inputs) and outputs are not statements: their own shapes and fills."""
 
 EDGE_KINDS: Mapping[str, tuple[dict[str, str], str]] = {
     "data": ({}, "data: the region of an intermediate read"),
