@@ -76,15 +76,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--arch")
     p.set_defaults(run=commands.check_netlist)
 
-    from nkigym_graph.dot import FOLDS
-
     p = sub.add_parser("dot", help="write a DOT picture of a program (.dot, .svg, .png)")
     p.add_argument("program", metavar="PROGRAM.nkg")
     p.add_argument(
         "--fold",
-        choices=FOLDS,
         default="auto",
-        help="group statements (default: auto, by output tile above 300 statements)",
+        metavar="auto|tile|op|none",
+        help="group statements (default auto: by output tile above 300 statements)",
     )
     p.add_argument("--expand", action="store_true", help="draw folded groups as clusters of their statements")
     p.add_argument("--diff", metavar="AFTER.nkg", help="picture what changed from PROGRAM to AFTER")
