@@ -21,7 +21,8 @@ from nkigym_graph.buda import (
 from nkigym_graph.canonical_hash import node_keys
 from nkigym_graph.cost import CostModel, CostReport, estimate
 from nkigym_graph.derivation import Derivation
-from nkigym_graph.dot import to_dot, write_dot
+from nkigym_graph.dot import FOLDS as DOT_FOLDS
+from nkigym_graph.dot import to_dot, to_dot_diff, write_dot
 from nkigym_graph.driver import analyze, apply, explain, get_transform, saturate, saturate_steps, transforms
 from nkigym_graph.dtypes import DtypeError
 from nkigym_graph.errors import (
@@ -83,6 +84,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BLACKHOLE",
+    "DOT_FOLDS",
     "GRAYSKULL",
     "TRN1",
     "TRN2",
@@ -175,6 +177,7 @@ __all__ = [
     "tensor_tensor",
     "tile",
     "to_dot",
+    "to_dot_diff",
     "transforms",
     "unregister_plugin",
     "unstitch",

@@ -130,6 +130,14 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("dot", help="write a DOT picture of a program (.dot, .svg, .png)")
     p.add_argument("program", metavar="PROGRAM.nkg")
+    p.add_argument(
+        "--fold",
+        default="auto",
+        metavar="auto|tile|op|none",
+        help="group statements (default auto: by output tile above 300 statements)",
+    )
+    p.add_argument("--expand", action="store_true", help="draw folded groups as clusters of their statements")
+    p.add_argument("--diff", metavar="AFTER.nkg", help="picture what changed from PROGRAM to AFTER")
     p.add_argument("-o", "--output")
     p.set_defaults(run=commands.dot)
 

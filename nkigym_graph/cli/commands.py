@@ -133,7 +133,11 @@ def check_netlist(args: argparse.Namespace) -> int:
 def dot(args: argparse.Namespace) -> int:
     program = _read(args.program)
     output = args.output or str(Path(args.program).with_suffix(".dot"))
-    ng.write_dot(program, output)
+    collapse = not args.expand
+    if args.diff:
+        ng.write_dot(ng.to_dot_diff(program, _read(args.diff), args.fold, collapse=collapse), output)
+    else:
+        ng.write_dot(program, output, args.fold, collapse=collapse)
     _say(f"wrote {output}")
     return 0
 

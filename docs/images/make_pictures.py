@@ -1,0 +1,36 @@
+"""Regenerate the README's pictures (needs Graphviz): ``python docs/images/make_pictures.py``.
+
+Each picture is drawn by the same calls the README's tour makes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nkigym_graph as nkigym
+
+HERE = Path(__file__).parent
+
+
+def matmul(a, b):  # type: ignore[no-untyped-def]
+    """a.T @ b, as in the README."""
+    return nkigym.nc_matmul(a, b)
+
+
+def main() -> None:
+    program = nkigym.tile(matmul, {"a": (128, 128), "b": (128, 256)})
+    nkigym.write_dot(program, HERE / "tiled.svg")
+    nkigym.write_dot(nkigym.saturate(program), HERE / "saturated.svg")
+
+    (_, reused), (_, merged) = list(nkigym.saturate_steps(program))[:2]  # data_reuse, then operand_merge
+    nkigym.write_dot(nkigym.to_dot_diff(reused, merged), HERE / "merge_batch.svg")
+
+    big = nkigym.tile(matmul, {"a": (1024, 1024), "b": (1024, 1024)})
+    nkigym.write_dot(big, HERE / "big_tiled.svg")  # 1,601 statements: folded by default
+    nkigym.write_dot(nkigym.saturate(big), HERE / "big_saturated.svg", fold="tile")
+    for path in sorted(HERE.glob("*.svg")):
+        print(f"wrote {path.relative_to(HERE.parents[1])}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""DOT pictures of a program's DAG (pydot; Graphviz renders ``.svg``/``.png``).
+
+``to_dot(program)`` draws statements as boxes coloured by op, parameters (ellipses) and
+outputs (octagons) with the slice each load reads or store writes on the arrow, data
+edges with the region read, dashed ordering edges, a title (name, statement count,
+target, hash prefix) and a legend. Large programs are folded (``nkigym_graph.dot.folding``);
+``to_dot_diff(before, after)`` colours what a rewrite removed, added or changed
+(``nkigym_graph.dot.diff``). The same input always gives the same DOT text.
+
+Modules: ``style`` (colours), ``scene`` (what is drawn), ``folding``, ``diff``,
+``legend``, ``render`` (scene to pydot) and ``writing`` (files).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nkigym_graph.dot.diff import diff_scene
+from nkigym_graph.dot.folding import AUTO_FOLD_ABOVE, FOLDS, Fold, group_keys, group_label, resolve_fold
+from nkigym_graph.dot.render import render
+from nkigym_graph.dot.scene import Scene, program_scene
+from nkigym_graph.dot.style import op_color
+from nkigym_graph.dot.writing import save
+from nkigym_graph.errors import NkigymError
+from nkigym_graph.program import Program
+
+if TYPE_CHECKING:
+    import pydot
+
+__all__ = ["AUTO_FOLD_ABOVE", "FOLDS", "Fold", "op_color", "to_dot", "to_dot_diff", "write_dot"]
+
+
+def to_dot(program: Program, fold: Fold = "auto", *, collapse: bool = True) -> pydot.Dot:
+    """A ``pydot.Dot`` of the program.
+
+    ``fold``: ``"auto"`` (by output tile above ``AUTO_FOLD_ABOVE`` statements),
+    ``"tile"``, ``"op"``, ``"none"``/None, or a function ``statement -> group key``.
+    ``collapse``: draw each group as one node (True) or as a cluster of its statements.
+    """
+    _check_program(program, "to_dot")
+    chosen = resolve_fold(fold, len(program))
+    scene = program_scene(program, group_keys(program, chosen, coarsen=fold == "auto"))
+    return _draw(scene, chosen, collapse, program.name)
+
+
+def to_dot_diff(before: Program, after: Program, fold: Fold = "auto", *, collapse: bool = True) -> pydot.Dot:
+    """A picture of ``after`` showing what changed from ``before``: added statements
+    green, changed ones yellow, removed ones (from ``before``) red and dashed, the
+    rest grey; statements are matched by canonical key. Folding as in ``to_dot``."""
+    _check_program(before, "to_dot_diff: before")
+    _check_program(after, "to_dot_diff: after")
+    chosen = resolve_fold(fold, max(len(before), len(after)))
+    coarsen = fold == "auto"
+    before_keys, after_keys = (
+        group_keys(before, chosen, coarsen=coarsen),
+        group_keys(after, chosen, coarsen=coarsen),
+    )
+    scene, _ = diff_scene(before, after, before_keys, after_keys)
+    return _draw(scene, chosen, collapse, after.name)
+
+
+def write_dot(
+    program: Program | pydot.Dot, path: str | Path, fold: Fold = "auto", *, collapse: bool = True
+) -> Path:
+    """Write a picture of a program (or a ``pydot.Dot``, e.g. from ``to_dot_diff``):
+    ``.dot`` always works; ``.svg``/``.png``/``.pdf`` need Graphviz."""
+    import pydot
+
+    if not isinstance(program, (Program, pydot.Dot)):
+        raise NkigymError(f"write_dot takes a Program or a pydot.Dot, got {type(program).__name__}")
+    dot = to_dot(program, fold, collapse=collapse) if isinstance(program, Program) else program
+    return save(dot, path)
+
+
+def _check_program(value: object, what: str) -> None:
+    if not isinstance(value, Program):
+        raise NkigymError(f"{what} takes a Program, got {type(value).__name__}")
+
+
+def _draw(scene: Scene, fold: Fold, collapse: bool, name: str) -> pydot.Dot:
+    if fold is not None:
+        keys = dict.fromkeys(box.group for box in scene.boxes if box.group is not None)
+        scene.group_labels = {key: group_label(key, fold) for key in keys}
+    fold_name = "by output tile" if fold == "tile" else "by op" if fold == "op" else "by a function"
+    return render(scene, collapse=collapse, fold_name=fold_name, name=name)

@@ -1,0 +1,152 @@
+"""Folding: grouping a program's statements so a large picture stays readable.
+
+``fold`` chooses the groups:
+
+- ``"tile"``: by output tile. A statement belongs to the output blocks it contributes
+  to (the output regions written by the stores its data flows into); statements
+  feeding exactly the same blocks form one group, so in a tiled matmul each output
+  tile's loads, matmuls and store are one group, and a load shared by a row of tiles
+  joins the other loads shared by that row. Statements feeding no output (an
+  allocation, dead code) form one group.
+- ``"op"``: by op name.
+- a function ``statement -> key``: by its result; ``None`` leaves a statement unfolded.
+- ``"none"`` or ``None``: no groups.
+- ``"auto"`` (the default): ``"tile"`` above ``AUTO_FOLD_ABOVE`` statements, else none;
+  beyond ``AUTO_MAX_GROUPS`` output tiles, tiles merge into the regions of an 8 x 8
+  grid over each output, so even a 4096^3 matmul's 1,024 tiles draw as 64 groups.
+
+Computing the blocks is one backward pass over the data edges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+
+from nkigym_graph.errors import NkigymError
+from nkigym_graph.program import Program
+from nkigym_graph.slices import Slices, format_slices
+from nkigym_graph.statement import Statement
+from nkigym_graph.variables import OUTPUT
+
+Fold = str | Callable[[Statement], Hashable] | None
+"""A ``fold`` argument: one of ``FOLDS``, a function ``statement -> group key``, or None."""
+FOLDS = ("auto", "tile", "op", "none")
+AUTO_FOLD_ABOVE = 300
+"""``fold="auto"`` folds programs with more statements than this by output tile."""
+
+AUTO_MAX_GROUPS = 64
+"""``fold="auto"``: more output tiles than this merge into coarser output regions."""
+REGIONS_PER_DIM = 8
+
+Block = tuple[str, Slices]
+"""An output region: ``(output variable, slices)``."""
+
+
+def resolve_fold(fold: Fold, size: int) -> Fold:
+    """``fold`` checked, with ``"auto"`` decided for a program of ``size`` statements."""
+    if callable(fold) or fold is None:
+        return fold
+    if fold not in FOLDS:
+        raise NkigymError(
+            f"unknown fold {fold!r}: use one of {', '.join(FOLDS)} or a function statement -> key"
+        )
+    if fold == "auto":
+        return "tile" if size > AUTO_FOLD_ABOVE else None
+    return None if fold == "none" else fold
+
+
+def group_keys(program: Program, fold: Fold, *, coarsen: bool = False) -> list[Hashable | None] | None:
+    """Each statement's group key under a resolved ``fold`` (None: no folding). With
+    ``coarsen``, more than ``AUTO_MAX_GROUPS`` output tiles merge into regions (at
+    most ``REGIONS_PER_DIM`` per dimension of each output)."""
+    if fold is None:
+        return None
+    if fold == "tile":
+        blocks = output_blocks(program)
+        if coarsen and len(set(blocks)) > AUTO_MAX_GROUPS:
+            return list(coarse_blocks(program, blocks))
+        return list(blocks)
+    if fold == "op":
+        return [stmt.op.name for stmt in program.statements]
+    if callable(fold):
+        return [_user_key(fold, program, node) for node in range(len(program))]
+    raise NkigymError(f"unknown fold {fold!r}")
+
+
+def _user_key(fold: Callable[[Statement], Hashable], program: Program, node: int) -> Hashable:
+    key = fold(program.statements[node])
+    try:
+        hash(key)
+    except TypeError:
+        raise NkigymError(
+            f"fold function returned an unhashable {type(key).__name__} for statement "
+            f"{program.describe(node)!r}: a group key must be hashable (a str, a tuple, ...)"
+        ) from None
+    return key
+
+
+def output_blocks(program: Program) -> list[tuple[Block, ...]]:
+    """Per statement, the output regions its data flows into (sorted)."""
+    data_in, _ = program.incoming
+    variables = program.variables
+    blocks: list[set[Block]] = [set() for _ in program.statements]
+    for node in range(len(program) - 1, -1, -1):
+        stmt = program.statements[node]
+        if stmt.op.read_positions:  # an allocation contributes to nothing
+            for operand in stmt.writes:
+                info = variables.get(operand.var)
+                if info is not None and info.kind == OUTPUT:
+                    blocks[node].add((operand.var, operand.slices))
+        for src, _ in data_in[node]:
+            blocks[src] |= blocks[node]
+    return [tuple(sorted(found)) for found in blocks]
+
+
+def coarse_blocks(program: Program, blocks: Sequence[tuple[Block, ...]]) -> list[tuple[Block, ...]]:
+    """Each block replaced by the region of a fixed grid over its output that covers it."""
+    region: dict[Block, Block] = {}
+    for block in dict.fromkeys(b for found in blocks for b in found):
+        var, slices = block
+        shape = program.variables[var].shape
+        cells = [-(-n // REGIONS_PER_DIM) for n in shape]
+        region[block] = (
+            var,
+            tuple(
+                (lo // c * c, min(-(-hi // c) * c, n))
+                for (lo, hi), c, n in zip(slices, cells, shape, strict=True)
+            ),
+        )
+    return [tuple(sorted({region[b] for b in found})) for found in blocks]
+
+
+def group_label(key: Hashable, fold: Fold) -> str:
+    """A readable name for a group."""
+    if fold == "tile":
+        return tile_label(key)  # type: ignore[arg-type]
+    if fold == "op":
+        return f"op {key}"
+    return str(key)
+
+
+def tile_label(blocks: Sequence[Block]) -> str:
+    """``output[0:128, 0:128]``; ``8 tiles of output[0:128, 0:1024]`` (their bounding box)."""
+    if not blocks:
+        return "feeds no output"
+    parts = []
+    for var in dict.fromkeys(var for var, _ in blocks):
+        mine = [slices for v, slices in blocks if v == var]
+        if len(mine) == 1:
+            parts.append(f"{var}[{format_slices(mine[0])}]")
+            continue
+        box = tuple((min(s[d][0] for s in mine), max(s[d][1] for s in mine)) for d in range(len(mine[0])))
+        parts.append(f"{len(mine)} tiles of {var}[{format_slices(box)}]")
+    return " + ".join(parts)
+
+
+def op_mix(ops: Sequence[str]) -> str:
+    """``64 x nc_matmul, 16 x load``: most frequent first, then by name."""
+    counts: dict[str, int] = {}
+    for op in ops:
+        counts[op] = counts.get(op, 0) + 1
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{count} x {op}" for op, count in ordered)
