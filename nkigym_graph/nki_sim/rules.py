@@ -10,6 +10,8 @@ Allocation and memory
     ``alloc.partition_limit``  dim 0 (partition) of an SBUF/PSUM tensor exceeds 128
     ``sbuf.capacity``          live SBUF bytes per partition exceed the target's SBUF
     ``psum.capacity``          live PSUM bytes per partition exceed the target's PSUM (8 x 2 KiB)
+    ``psum.banks``             a profiled run's live PSUM tiles need more than 8 banks (each
+                               tile takes whole 2 KiB banks)
 
 Indexing and views
     ``index.rank``             more indices than dimensions (or several ``...``)

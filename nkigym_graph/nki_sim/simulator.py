@@ -15,6 +15,7 @@ import dis
 import inspect
 import linecache
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ from nkigym_graph.nki_sim.modules import build_modules
 from nkigym_graph.nki_sim.report import SimulationReport
 from nkigym_graph.nki_sim.state import RunState, activate, deactivate, traceback_line
 from nkigym_graph.nki_sim.tensor import Tensor
+from nkigym_graph.nki_sim.timing.run import profile_of, timing_recorder
 from nkigym_graph.targets import Target, get_target
 
 
@@ -150,7 +152,12 @@ class Simulator:
     """
 
     def __init__(
-        self, kernel_or_source: Any, *, target: str | Target = "trn2", kernel_name: str | None = None
+        self,
+        kernel_or_source: Any,
+        *,
+        target: str | Target = "trn2",
+        kernel_name: str | None = None,
+        profile: bool = False,
     ) -> None:
         self.target = get_target(target)
         if self.target.family != "neuron":
@@ -159,6 +166,8 @@ class Simulator:
             )
         self.source = load_source(kernel_or_source, kernel_name)
         self.report: SimulationReport | None = None
+        self.profiling = profile
+        """Time the instruction stream of each run (``report.profile``)."""
 
     @property
     def peak_sbuf_bytes(self) -> int:
@@ -178,6 +187,8 @@ class Simulator:
     def run(self, *arrays: Any, **kwargs: Any) -> Any:
         """Run the kernel on ``arrays`` (and keyword arguments); return its outputs."""
         state = RunState(self.target, self.source.filename)
+        if self.profiling:
+            state.timing = timing_recorder()
         token = activate(state)
         try:
             with np.errstate(all="ignore"), _single_threaded_blas():
@@ -199,6 +210,8 @@ class Simulator:
             deactivate(token)
         self.report = self._make_report(state)
         _check_capacity(state)
+        if state.timing is not None:
+            self.report = replace(self.report, profile=profile_of(state))
         return outputs
 
     def _make_report(self, state: RunState) -> SimulationReport:
@@ -225,10 +238,11 @@ def simulate(
 ) -> Any:
     """Run an NKI kernel on numpy arrays and return its output(s).
 
-    ``report=True`` returns ``(outputs, SimulationReport)``. Keyword arguments other than
+    ``report=True`` returns ``(outputs, SimulationReport)``; the report's ``profile``
+    times the run (:func:`nkigym_graph.nki_sim.profile`). Keyword arguments other than
     ``target``, ``kernel_name`` and ``report`` go to the kernel.
     """
-    sim = Simulator(kernel_or_source, target=target, kernel_name=kernel_name)
+    sim = Simulator(kernel_or_source, target=target, kernel_name=kernel_name, profile=report)
     outputs = sim.run(*arrays, **kwargs)
     if report:
         assert sim.report is not None

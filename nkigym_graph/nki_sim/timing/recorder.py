@@ -1,0 +1,237 @@
+"""Recording the instruction stream a simulation executes, for the timing model.
+
+While a profiled kernel runs, every top-level NKI call reports itself here (one hook in
+:func:`nkigym_graph.nki_sim.instruction.instruction`). The recorder notes which engine
+runs it, how much work it is, and the memory regions it reads and writes: per
+allocation, a box of partitions x bytes within a partition row (HBM tensors: rows x
+bytes within a row). Scheduling happens after the run (:mod:`.schedule`), when the live
+range of every tile is known.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from nkigym_graph.nki_sim.dtypes import dtype_name
+from nkigym_graph.nki_sim.memory import AllocRecord
+from nkigym_graph.nki_sim.state import kernel_line
+from nkigym_graph.nki_sim.tensor import Tensor, address
+
+Box = tuple[int, int, int, int]
+"""(first partition, end partition, first byte, end byte) within an allocation."""
+
+PE, VECTOR, SCALAR, GPSIMD, DMA = "Tensor", "Vector", "Scalar", "GpSimd", "DMA"
+COMPUTE_ENGINES = (PE, VECTOR, SCALAR, GPSIMD)
+
+
+@dataclass(slots=True)
+class Event:
+    """One executed instruction, as the timing model sees it."""
+
+    index: int
+    name: str
+    line: int
+    engine: str
+    """One of the engines, ``DMA``, or ``""`` for calls that take no time (allocation, views)."""
+    reads: list[tuple[AllocRecord, Box]] = field(default_factory=list)
+    writes: list[tuple[AllocRecord, Box]] = field(default_factory=list)
+    elements: int = 0
+    """Compute: elements per partition processed (matmul: moving columns N)."""
+    inputs: int = 1
+    """Compute: tensor inputs read (one-input vs two-input rate)."""
+    dtype: str = ""
+    """Matmul: the input dtype (rate and peak)."""
+    flops: float = 0.0
+    partitions: int = 0
+    """DMA: partitions of the on-chip side, starting at ``first_partition``."""
+    first_partition: int = 0
+    bytes_per_partition: int = 0
+    hwdge: bool = False
+    """DMA: a hardware-DGE transfer (``nisa.dma_copy``, ``nisa.dma_transpose``)."""
+    free: bool = False
+    """Compute: an instruction the hardware folds into another (PSUM ``+=`` of a matmul)."""
+
+    @property
+    def bytes(self) -> int:
+        return self.partitions * self.bytes_per_partition
+
+
+def box_of(tensor: Tensor) -> Box:
+    """The partitions x row-bytes box a view covers in its allocation (a bounding box)."""
+    data, owner = tensor.data, tensor.storage.values
+    size = data.itemsize
+    rows = owner.shape[0] if owner.ndim else 1
+    row_bytes = max(owner.nbytes // max(rows, 1), 1)
+    offset = address(data) - address(owner)
+    if data.ndim == 0:
+        p = offset // row_bytes
+        f = offset % row_bytes
+        return (p, p + 1, f, f + size)
+    lo = hi = 0
+    for n, st in zip(data.shape[1:], data.strides[1:], strict=True):
+        span = (n - 1) * st
+        lo, hi = lo + min(0, span), hi + max(0, span)
+    s0, n0 = data.strides[0], data.shape[0]
+    first = offset // row_bytes
+    f0 = offset % row_bytes
+    last = (offset + s0 * (n0 - 1)) // row_bytes
+    p0, p1 = min(first, last), max(first, last) + 1
+    if s0 % row_bytes or f0 + lo < 0 or f0 + hi + size > row_bytes:
+        top = offset + lo + min(0, s0 * (n0 - 1))
+        bottom = offset + hi + size + max(0, s0 * (n0 - 1))
+        return (top // row_bytes, (bottom - 1) // row_bytes + 1, 0, row_bytes)
+    return (p0, p1, f0 + lo, f0 + hi + size)
+
+
+def _per_partition(tensor: Tensor) -> int:
+    shape = tensor.shape
+    return math.prod(shape[1:]) if len(shape) > 1 else 1
+
+
+_SIGNATURES: dict[Callable[..., Any], inspect.Signature] = {}
+
+_PE_CALLS = {"nisa.nc_matmul", "nl.matmul", "nl.transpose"}
+_DMA_CALLS = {"nisa.dma_copy": True, "nisa.dma_transpose": True, "nl.load": False, "nl.store": False}
+_SCALAR_CALLS = {"nisa.activation", "nisa.activation_reduce"}
+_GPSIMD_CALLS = {"nisa.iota"}
+_FILLS = {"nl.zeros", "nl.zeros_like", "nl.full", "nl.ones"}
+_NO_TIME = {"nl.ndarray", "nl.broadcast_to", "nl.device_print"}
+_VECTOR_NL_UNARY = {"nl.copy"}
+
+
+def _engine_arg(bound: dict[str, Any]) -> str | None:
+    value = bound.get("engine")
+    name = getattr(value, "name", None)
+    return {"vector": VECTOR, "scalar": SCALAR, "gpsimd": GPSIMD, "tensor": PE}.get(str(name))
+
+
+class Recorder:
+    """Collects :class:`Event` s while a kernel runs (``RunState.timing``)."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def record(
+        self, name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], result: Any
+    ) -> None:
+        from nkigym_graph.nki_sim.state import current
+
+        sig = _SIGNATURES.get(fn)
+        if sig is None:
+            sig = _SIGNATURES[fn] = inspect.signature(fn)
+        try:
+            bound = sig.bind(*args, **kwargs).arguments
+        except TypeError:
+            bound = dict(enumerate(args))  # type: ignore[arg-type]
+        event = Event(current().step, name, kernel_line(sys._getframe(1)), "")
+        if name in _NO_TIME:
+            self.events.append(event)
+            return
+        written: list[Tensor] = []
+        read: list[Tensor] = []
+        if name == "tensor assignment":
+            target, key, value = bound.get("target"), bound.get("key"), bound.get("value")
+            if isinstance(target, Tensor):
+                written.append(target[key])
+            if isinstance(value, Tensor):
+                read.append(value)
+        elif name.startswith("tensor ") and name.endswith("="):
+            target = bound.get("target")
+            if isinstance(target, Tensor):
+                written.append(target)
+                read.append(target)
+            other = bound.get("other")
+            if isinstance(other, Tensor):
+                read.append(other)
+        else:
+            for key, value in bound.items():
+                if isinstance(value, Tensor):
+                    (written if key == "dst" else read).append(value)
+            if isinstance(result, Tensor):
+                written.append(result)
+        if not written and not read:
+            self.events.append(event)
+            return
+        event.writes = [(t.storage.record, box_of(t)) for t in written]
+        event.reads = [(t.storage.record, box_of(t)) for t in read]
+        self._classify(event, name, bound, written, read)
+        self.events.append(event)
+
+    def _classify(
+        self, event: Event, name: str, bound: dict[str, Any], written: list[Tensor], read: list[Tensor]
+    ) -> None:
+        touched = written + read
+        hbm = any(not t.buffer.on_chip for t in touched)
+        if name in _DMA_CALLS or (hbm and name in ("tensor assignment", *_FILLS)):
+            self._dma(event, written, read, hwdge=_DMA_CALLS.get(name, False))
+            return
+        event.elements = max(_per_partition(t) for t in touched)
+        event.inputs = max(1, len(read))
+        if name in _PE_CALLS or (name == "nisa.nc_transpose" and _pe_transpose(bound, written, read)):
+            event.engine = PE
+            moving = bound.get("moving", bound.get("y"))
+            stationary = bound.get("stationary", bound.get("x"))
+            if isinstance(moving, Tensor) and isinstance(stationary, Tensor):
+                event.elements = _per_partition(moving)
+                event.dtype = dtype_name(stationary.dtype)
+                if not bound.get("is_transpose"):
+                    k = stationary.shape[0]
+                    event.flops = 2.0 * k * _per_partition(stationary) * event.elements
+            elif read:
+                event.elements = read[0].shape[0]
+                event.dtype = dtype_name(read[0].dtype)
+            return
+        if name.startswith("tensor ") and written and written[0].buffer.kind == "psum":
+            event.engine, event.free = PE, True
+            return
+        chosen = _engine_arg(bound)
+        if chosen is not None and chosen != PE:
+            event.engine = chosen
+        elif name in _SCALAR_CALLS:
+            event.engine = SCALAR
+        elif name in _GPSIMD_CALLS:
+            event.engine = GPSIMD
+        elif (
+            name.startswith("nl.")
+            and name not in _VECTOR_NL_UNARY
+            and len(read) == 1
+            and _is_activation(name)
+        ):
+            event.engine = SCALAR
+        else:
+            event.engine = VECTOR
+
+    def _dma(self, event: Event, written: list[Tensor], read: list[Tensor], hwdge: bool) -> None:
+        event.engine = DMA
+        event.hwdge = hwdge
+        touched = written + read
+        side = next((t for t in touched if t.buffer.on_chip), written[0] if written else touched[0])
+        shape = side.shape
+        event.partitions = shape[0] if len(shape) > 1 else 1
+        itemsize = max(np.dtype(t.dtype).itemsize for t in touched)
+        event.bytes_per_partition = (side.data.size // max(event.partitions, 1)) * itemsize
+        event.first_partition = box_of(side)[0] if side.buffer.on_chip else 0
+
+
+def _pe_transpose(bound: dict[str, Any], written: list[Tensor], read: list[Tensor]) -> bool:
+    choice = getattr(bound.get("engine"), "name", "unknown")
+    if choice in ("tensor", "vector"):
+        return bool(choice == "tensor")
+    return bool(written and read and written[0].buffer.kind == "psum" and read[0].buffer.kind == "sbuf")
+
+
+_ACTIVATIONS = {
+    "exp", "log", "tanh", "sigmoid", "relu", "gelu", "silu", "sqrt", "rsqrt", "sin", "cos",
+    "erf", "softplus", "mish", "gelu_apprx_tanh", "square", "abs", "sign", "negative",
+}  # fmt: skip
+
+
+def _is_activation(name: str) -> bool:
+    return name.removeprefix("nl.") in _ACTIVATIONS
