@@ -296,7 +296,7 @@ def test_each_documented_constant_is_used(name: str) -> None:
 
 # -- the profile's report and its trace ------------------------------------------------
 def test_summary_says_it_is_a_model() -> None:
-    prof = _mixed(BF16)
+    prof = _mixed(BF16)  # HBM-side bytes: the store casts nothing, the loads move their dtypes
     text = str(prof)
     assert "profiled" in text and "not measured" in text
     assert "MFU" in text and "DMA" in text and prof.critical in text
@@ -318,7 +318,7 @@ def test_trace_is_trace_event_json(tmp_path: Path) -> None:
     events = doc["traceEvents"]
     names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
     assert {"Tensor", "Vector", "Scalar", "GpSimd"} <= names
-    assert {f"DMA queue {q}" for q in range(16)} <= names
+    assert {f"DMA {q} {d}" for q in range(16) for d in ("in", "out")} <= names
     tids = {e["tid"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
     assert len(tids) == len(names)  # one track per engine and queue
     slices = [e for e in events if e["ph"] == "X"]

@@ -34,11 +34,11 @@ class TimingConstants:
     """fp32 (and tf32) inputs stream 4x slower (REFERENCE: "fp32 inputs ~4x slower", ~20 TFLOP/s)."""
     pe_cycles_per_column_fp8: float = 0.5
     """fp8 inputs stream two rows per cycle (REFERENCE: 158 TFLOP/s fp8 "double-row")."""
-    pe_fixed_cycles: int = 40
-    """Per matmul: the part of LoadStationary and instruction issue not hidden behind the
-    previous MultiplyMoving (*calibrated*: with it the best kernel of the ladder, which is
-    Tensor-bound, lands at ~91% rather than 100%; 40 cycles is a 128-row weight load at
-    ~4 rows per cycle, rounded up for issue)."""
+    pe_fixed_cycles: int = 16
+    """Per matmul: instruction issue and the part of LoadStationary not hidden behind
+    the previous MultiplyMoving (the array preloads the next weights while the current
+    moving tensor streams). *Calibrated*: the best kernel of the ladder is Tensor-bound
+    and lands at ~91%; more than ~20 cycles leaves no room for its load and store."""
 
     # -- Vector Engine (DVE), Scalar Engine (ACT), GpSimd (POOL) ------------------------
     vector_clock_ghz: float = 0.96
@@ -65,23 +65,35 @@ class TimingConstants:
     gpsimd_fixed_cycles: int = 150
     """Fixed cycles per GpSimd instruction (not published; between Vector and Scalar)."""
 
+    engine_sync_ns: float = 500.0
+    """A compute instruction that needs another compute engine's result (PSUM drained
+    by the Scalar Engine, a tile the Vector Engine wrote) starts this long after that
+    instruction ends: semaphore signal and wait, and the producer's pipeline drain.
+    Latency only (engines keep working meanwhile). *Calibrated* from the ladder's step
+    from one PSUM accumulator to two (59% -> 83.7%): that step is the cost of 64 exposed
+    PSUM drains, about 1.6 us each on hardware, of which the copy itself is 0.6 us."""
+
     # -- DMA -----------------------------------------------------------------------------
     dma_queues: int = 16
     """DMA engines (queues) per core (REFERENCE: 16). A transfer's partitions are spread
-    over the queues (partition p on queue p mod 16), so a 128-partition tile uses all."""
+    over the queues (partition p on queue p mod 16), so a 128-partition tile uses all.
+    Each queue has an inbound ring (loads) and an outbound ring (stores)."""
     dma_queue_bytes_per_ns: float = 23.0
-    """Bandwidth of one queue (REFERENCE: ~23 B/ns each, ~368 GB/s per core)."""
+    """Bandwidth of one queue's ring (REFERENCE: ~23 B/ns each, ~368 GB/s per core).
+    Bytes are counted on the HBM side (a store that casts fp32 to bf16 moves bf16)."""
     dma_fixed_ns: float = 1300.0
     """Fixed cost (latency) of one software-DGE transfer -- ``nl.load``, ``nl.store``,
     assignments to or from HBM (REFERENCE: ~1.3 us). It is latency, not occupancy: a
     queue starts moving the next transfer's bytes while later transfers wait out theirs."""
     dma_fixed_ns_hwdge: float = 600.0
     """Fixed cost of a hardware-DGE ``nisa.dma_copy`` / ``dma_transpose`` (REFERENCE: ~0.6 us)."""
-    dma_row_overhead_ns: float = 20.0
-    """Per partition row of a transfer, on its queue: descriptor and HBM-burst overhead.
-    It makes the per-partition size cliff: a 4 KiB row moves at 90% of the queue's
-    bandwidth, a 256 B row at 36% (REFERENCE: saturates at >= 4 KiB per partition,
-    severely overhead-bound below 256 B; *calibrated* within that range)."""
+    dma_chunk_overhead_ns: float = 12.0
+    """Per contiguous run of a transfer in HBM (one descriptor element; for a plain tile,
+    one partition row), on its queue. It makes the size cliff: a 4 KiB run moves at 94%
+    of the queue's bandwidth, 1 KiB at 79%, 256 B at 48% (REFERENCE: saturates at >= 4
+    KiB per partition, severely overhead-bound below 256 B). *Calibrated* within that
+    range by the ladder's streaming rung, whose 1 KiB-run block loads (64 MiB) cost it
+    about a point against the two-level-K rungs' 40 MiB."""
 
     # -- Memory ---------------------------------------------------------------------------
     psum_banks: int = 8

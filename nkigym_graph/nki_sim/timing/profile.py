@@ -17,7 +17,7 @@ from nkigym_graph.errors import NkigymError
 from nkigym_graph.nki_sim.memory import AllocRecord
 from nkigym_graph.nki_sim.timing.constants import TimingConstants
 from nkigym_graph.nki_sim.timing.recorder import COMPUTE_ENGINES, DMA, Event
-from nkigym_graph.nki_sim.timing.schedule import Slice, Timed
+from nkigym_graph.nki_sim.timing.schedule import Slice, Timed, dma_track
 
 _BOUND_AT = 0.6
 """An engine busy this share of the run is the critical resource; below it, the run
@@ -202,11 +202,7 @@ class Profile:
                 "write_timeline needs matplotlib: pip install 'nkigym-graph[plot]' "
                 "(write_trace needs nothing)"
             ) from None
-        tracks = [
-            t
-            for t in _tracks(self.slices, max_dma_queues)
-            if t.startswith(COMPUTE_ENGINES) or _queue(t) < max_dma_queues
-        ]
+        tracks = _tracks(self.slices, max_dma_queues)
         rows = {track: i for i, track in enumerate(reversed(tracks))}
         per_track: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for s in self.slices:
@@ -228,13 +224,9 @@ class Profile:
         return target
 
 
-def _queue(track: str) -> int:
-    return int(track.rsplit(" ", 1)[1]) if track.startswith("DMA queue") else -1
-
-
 def _tracks(slices: list[Slice], dma_queues: int) -> list[str]:
-    """The compute engines, then every DMA queue."""
-    return [*COMPUTE_ENGINES, *(f"DMA queue {q}" for q in range(dma_queues))]
+    """The compute engines, then each DMA queue's inbound and outbound ring."""
+    return [*COMPUTE_ENGINES, *(dma_track(q, d) for q in range(dma_queues) for d in ("in", "out"))]
 
 
 def build_profile(
@@ -249,13 +241,13 @@ def build_profile(
     """Sum up a schedule into a :class:`Profile`."""
     total = max((t.end for t in timed if t is not None), default=0.0)
     busy: dict[str, float] = {engine: 0.0 for engine in COMPUTE_ENGINES}
-    dma_busy = 0.0
+    dma_busy = {"in": 0.0, "out": 0.0}
     for s in slices:
         if s.track.startswith("DMA"):
-            dma_busy += s.end - s.start
+            dma_busy[s.track.rsplit(" ", 1)[1]] += s.end - s.start
         else:
             busy[s.track] += s.end - s.start
-    busy[DMA] = dma_busy / constants.dma_queues
+    busy[DMA] = max(dma_busy.values()) / constants.dma_queues
     flops = sum(e.flops for e in events)
     dtypes: dict[str, float] = defaultdict(float)
     for e in events:

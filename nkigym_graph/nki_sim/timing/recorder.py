@@ -17,8 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from nkigym_graph.nki_sim.dtypes import dtype_name
 from nkigym_graph.nki_sim.memory import AllocRecord
 from nkigym_graph.nki_sim.state import kernel_line
@@ -53,6 +51,10 @@ class Event:
     """DMA: partitions of the on-chip side, starting at ``first_partition``."""
     first_partition: int = 0
     bytes_per_partition: int = 0
+    to_hbm: bool = False
+    """DMA: the transfer writes HBM (a store; it uses the queues' outbound rings)."""
+    chunk_bytes: int = 0
+    """DMA: bytes of each contiguous run in HBM (one descriptor element)."""
     hwdge: bool = False
     """DMA: a hardware-DGE transfer (``nisa.dma_copy``, ``nisa.dma_transpose``)."""
     free: bool = False
@@ -64,30 +66,29 @@ class Event:
 
 
 def box_of(tensor: Tensor) -> Box:
-    """The partitions x row-bytes box a view covers in its allocation (a bounding box)."""
+    """The partitions x row-bytes box a view covers in its allocation (a bounding box).
+
+    Dims whose stride is a whole number of rows (partitions) move between rows, the
+    others within a row; a view that leaves its row counts whole rows."""
     data, owner = tensor.data, tensor.storage.values
     size = data.itemsize
     rows = owner.shape[0] if owner.ndim else 1
     row_bytes = max(owner.nbytes // max(rows, 1), 1)
     offset = address(data) - address(owner)
-    if data.ndim == 0:
-        p = offset // row_bytes
-        f = offset % row_bytes
-        return (p, p + 1, f, f + size)
-    lo = hi = 0
-    for n, st in zip(data.shape[1:], data.strides[1:], strict=True):
+    first, f0 = divmod(offset, row_bytes)
+    p_lo = p_hi = 0
+    f_lo = f_hi = 0
+    for n, st in zip(data.shape, data.strides, strict=True):
         span = (n - 1) * st
-        lo, hi = lo + min(0, span), hi + max(0, span)
-    s0, n0 = data.strides[0], data.shape[0]
-    first = offset // row_bytes
-    f0 = offset % row_bytes
-    last = (offset + s0 * (n0 - 1)) // row_bytes
-    p0, p1 = min(first, last), max(first, last) + 1
-    if s0 % row_bytes or f0 + lo < 0 or f0 + hi + size > row_bytes:
-        top = offset + lo + min(0, s0 * (n0 - 1))
-        bottom = offset + hi + size + max(0, s0 * (n0 - 1))
+        if st % row_bytes == 0:
+            p_lo, p_hi = p_lo + min(0, span // row_bytes), p_hi + max(0, span // row_bytes)
+        else:
+            f_lo, f_hi = f_lo + min(0, span), f_hi + max(0, span)
+    if f0 + f_lo < 0 or f0 + f_hi + size > row_bytes:
+        top = offset + f_lo + p_lo * row_bytes
+        bottom = offset + f_hi + size + p_hi * row_bytes
         return (top // row_bytes, (bottom - 1) // row_bytes + 1, 0, row_bytes)
-    return (p0, p1, f0 + lo, f0 + hi + size)
+    return (first + p_lo, first + p_hi + 1, f0 + f_lo, f0 + f_hi + size)
 
 
 def _per_partition(tensor: Tensor) -> int:
@@ -104,6 +105,7 @@ _GPSIMD_CALLS = {"nisa.iota"}
 _FILLS = {"nl.zeros", "nl.zeros_like", "nl.full", "nl.ones"}
 _NO_TIME = {"nl.ndarray", "nl.broadcast_to", "nl.device_print"}
 _VECTOR_NL_UNARY = {"nl.copy"}
+_WRITTEN_ARGS = {"dst", "reduce_res"}
 
 
 def _engine_arg(bound: dict[str, Any]) -> str | None:
@@ -153,7 +155,7 @@ class Recorder:
         else:
             for key, value in bound.items():
                 if isinstance(value, Tensor):
-                    (written if key == "dst" else read).append(value)
+                    (written if key in _WRITTEN_ARGS else read).append(value)
             if isinstance(result, Tensor):
                 written.append(result)
         if not written and not read:
@@ -211,13 +213,30 @@ class Recorder:
     def _dma(self, event: Event, written: list[Tensor], read: list[Tensor], hwdge: bool) -> None:
         event.engine = DMA
         event.hwdge = hwdge
+        event.to_hbm = any(not t.buffer.on_chip for t in written)
         touched = written + read
         side = next((t for t in touched if t.buffer.on_chip), written[0] if written else touched[0])
         shape = side.shape
         event.partitions = shape[0] if len(shape) > 1 else 1
-        itemsize = max(np.dtype(t.dtype).itemsize for t in touched)
+        hbm = [t for t in touched if not t.buffer.on_chip]
+        itemsize = max(t.dtype.itemsize for t in (hbm or touched))
         event.bytes_per_partition = (side.data.size // max(event.partitions, 1)) * itemsize
         event.first_partition = box_of(side)[0] if side.buffer.on_chip else 0
+        run = min(_contiguous_bytes(t) for t in (hbm or touched))
+        event.chunk_bytes = max(1, min(run, event.bytes_per_partition))
+
+
+def _contiguous_bytes(tensor: Tensor) -> int:
+    """Bytes of the longest contiguous run at the end of a view (a descriptor's span)."""
+    data = tensor.data
+    run = data.itemsize
+    for n, st in zip(reversed(data.shape), reversed(data.strides), strict=True):
+        if n == 1:
+            continue
+        if st != run:
+            break
+        run *= n
+    return run
 
 
 def _pe_transpose(bound: dict[str, Any], written: list[Tensor], read: list[Tensor]) -> bool:

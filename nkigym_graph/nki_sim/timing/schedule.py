@@ -2,9 +2,12 @@
 
 Each compute engine (Tensor, Vector, Scalar, GpSimd) runs its instructions in program
 order, one at a time. A DMA transfer spreads its partitions over the 16 queues
-(partition ``p`` on queue ``p mod 16``); each queue moves one transfer's rows at a time
-and fills any gap it has (transfers on different queues, or waiting for different
-inputs, do not block each other), after the transfer's fixed latency.
+(partition ``p`` on queue ``p mod 16``). Each queue has two rings: inbound (to on-chip
+memory: loads) and outbound (to HBM: stores), so a store is not stuck behind every load
+issued before it. A ring moves one transfer's rows at a time and fills any gap it has
+(transfers waiting for different inputs do not block each other), after the transfer's
+fixed latency. A compute instruction waiting for another compute engine's result sees
+it ``engine_sync_ns`` after that instruction ends (the semaphore hand-over).
 
 An instruction starts when its engine (or queue) is free and its inputs are ready.
 Inputs are memory: it waits for the end of every earlier instruction that wrote a region
@@ -93,36 +96,44 @@ class _Memory:
     """The accesses still relevant for dependencies, per physical buffer."""
 
     def __init__(self) -> None:
-        self.writes: dict[int, dict[Box, tuple[float, int]]] = defaultdict(dict)
-        self.reads: dict[int, dict[Box, tuple[float, int]]] = defaultdict(dict)
+        self.writes: dict[int, dict[Box, tuple[float, int, str]]] = defaultdict(dict)
+        self.reads: dict[int, dict[Box, tuple[float, int, str]]] = defaultdict(dict)
 
-    def ready(self, reads: list[tuple[int, Box]], writes: list[tuple[int, Box]]) -> tuple[float, int]:
-        """(latest end among the dependencies, its event) for these accesses."""
+    def ready(
+        self, reads: list[tuple[int, Box]], writes: list[tuple[int, Box]], engine: str, sync_ns: float
+    ) -> tuple[float, int]:
+        """(latest end among the dependencies, its event) for these accesses; a result
+        from another compute engine arrives ``sync_ns`` later (semaphore hand-over)."""
         best, who = 0.0, -1
+        compute = engine != DMA
         for buf, box in reads:
-            for other, (end, event) in self.writes.get(buf, {}).items():
+            for other, (end, event, by) in self.writes.get(buf, {}).items():
+                if compute and by != engine and by != DMA:
+                    end += sync_ns
                 if end > best and _overlaps(box, other):
                     best, who = end, event
         for buf, box in writes:
             for table in (self.writes.get(buf, {}), self.reads.get(buf, {})):
-                for other, (end, event) in table.items():
+                for other, (end, event, by) in table.items():
+                    if compute and by != engine and by != DMA:
+                        end += sync_ns
                     if end > best and _overlaps(box, other):
                         best, who = end, event
         return best, who
 
     def commit(
-        self, reads: list[tuple[int, Box]], writes: list[tuple[int, Box]], end: float, event: int
+        self, reads: list[tuple[int, Box]], writes: list[tuple[int, Box]], end: float, event: int, engine: str
     ) -> None:
         for buf, box in writes:
             for table in (self.writes[buf], self.reads[buf]):
                 for other in [o for o in table if _contains(box, o)]:
                     del table[other]
-            self.writes[buf][box] = (end, event)
+            self.writes[buf][box] = (end, event, engine)
         for buf, box in reads:
             table = self.reads[buf]
             old = table.get(box)
             if old is None or old[0] < end:
-                table[box] = (end, event)
+                table[box] = (end, event, engine)
 
 
 class _Queue:
@@ -149,6 +160,11 @@ class _Queue:
         return t
 
 
+def dma_track(queue: int, direction: str) -> str:
+    """The track of one DMA queue's inbound (to SBUF) or outbound (to HBM) ring."""
+    return f"DMA {queue} {direction}"
+
+
 def compute_ns(event: Event, c: TimingConstants) -> float:
     """Time of one compute instruction on its engine, in ns."""
     if event.free:
@@ -167,8 +183,10 @@ def compute_ns(event: Event, c: TimingConstants) -> float:
 
 
 def dma_row_ns(event: Event, c: TimingConstants) -> float:
-    """Queue time of one partition row of a transfer, in ns (the per-partition size cliff)."""
-    return event.bytes_per_partition / c.dma_queue_bytes_per_ns + c.dma_row_overhead_ns
+    """Queue time of one partition row of a transfer, in ns: its bytes at the queue's
+    bandwidth plus the overhead of each contiguous run (the size cliff)."""
+    chunks = -(-event.bytes_per_partition // max(event.chunk_bytes, 1))
+    return event.bytes_per_partition / c.dma_queue_bytes_per_ns + chunks * c.dma_chunk_overhead_ns
 
 
 def schedule(
@@ -179,7 +197,7 @@ def schedule(
     phys = physical_buffers(records, c.loop_tile_buffers)
     memory = _Memory()
     engine_free = {PE: 0.0, VECTOR: 0.0, SCALAR: 0.0, GPSIMD: 0.0}
-    queues = [_Queue() for _ in range(c.dma_queues)]
+    rings = {d: [_Queue() for _ in range(c.dma_queues)] for d in ("in", "out")}
     timed: list[Timed | None] = []
     slices: list[Slice] = []
     for i, event in enumerate(events):
@@ -188,7 +206,7 @@ def schedule(
             continue
         reads = [(phys.get(id(rec), -1 - rec.serial), box) for rec, box in event.reads]
         writes = [(phys.get(id(rec), -1 - rec.serial), box) for rec, box in event.writes]
-        ready, blocker = memory.ready(reads, writes)
+        ready, blocker = memory.ready(reads, writes, event.engine, c.engine_sync_ns)
         if event.engine == DMA:
             fixed = c.dma_fixed_ns_hwdge if event.hwdge else c.dma_fixed_ns
             row = dma_row_ns(event, c)
@@ -197,12 +215,13 @@ def schedule(
                 rows[p % c.dma_queues] += 1
             end = ready
             first_free = float("inf")
+            direction = "out" if event.to_hbm else "in"
             for q, n in sorted(rows.items()):
-                queue = queues[q]
+                queue = rings[direction][q]
                 free_at = queue.ends[-1] if queue.ends else 0.0
                 first_free = min(first_free, free_at)
                 start_q = queue.place(ready + fixed, n * row)
-                slices.append(Slice(f"DMA queue {q}", start_q, start_q + n * row, i))
+                slices.append(Slice(dma_track(q, direction), start_q, start_q + n * row, i))
                 end = max(end, start_q + n * row)
             timed.append(Timed(ready, end, ready, first_free, blocker))
         else:
@@ -213,5 +232,5 @@ def schedule(
             if end > start:
                 slices.append(Slice(event.engine, start, end, i))
             timed.append(Timed(start, end, ready, free_at, blocker))
-        memory.commit(reads, writes, end, i)
+        memory.commit(reads, writes, end, i, event.engine)
     return timed, slices
