@@ -8,8 +8,8 @@ from nkigym_graph.nki_sim.errors import NKISimulationError
 from nkigym_graph.nki_sim.memory import AllocRecord
 from nkigym_graph.nki_sim.state import RunState
 from nkigym_graph.nki_sim.timing.constants import TimingConstants, timing_constants
-from nkigym_graph.nki_sim.timing.profile import Profile, build_profile
 from nkigym_graph.nki_sim.timing.recorder import Event, Recorder
+from nkigym_graph.nki_sim.timing.result import Profile, build_profile
 from nkigym_graph.nki_sim.timing.schedule import schedule
 
 
