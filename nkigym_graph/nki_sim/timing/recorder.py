@@ -20,7 +20,7 @@ from typing import Any
 from nkigym_graph.nki_sim.dtypes import dtype_name
 from nkigym_graph.nki_sim.memory import AllocRecord
 from nkigym_graph.nki_sim.state import kernel_line
-from nkigym_graph.nki_sim.tensor import Tensor, address
+from nkigym_graph.nki_sim.tensor import Tensor
 
 Box = tuple[int, int, int, int]
 """(first partition, end partition, first byte, end byte) within an allocation."""
@@ -65,7 +65,7 @@ class Event:
         return self.partitions * self.bytes_per_partition
 
 
-def box_of(tensor: Tensor) -> Box:
+def box_of(tensor: Tensor, owner_address: int | None = None) -> Box:
     """The partitions x row-bytes box a view covers in its allocation (a bounding box).
 
     Dims whose stride is a whole number of rows (partitions) move between rows, the
@@ -74,7 +74,9 @@ def box_of(tensor: Tensor) -> Box:
     size = data.itemsize
     rows = owner.shape[0] if owner.ndim else 1
     row_bytes = max(owner.nbytes // max(rows, 1), 1)
-    offset = address(data) - address(owner)
+    if owner_address is None:
+        owner_address = owner.__array_interface__["data"][0]
+    offset = data.__array_interface__["data"][0] - owner_address
     first, f0 = divmod(offset, row_bytes)
     p_lo = p_hi = 0
     f_lo = f_hi = 0
@@ -96,7 +98,8 @@ def _per_partition(tensor: Tensor) -> int:
     return math.prod(shape[1:]) if len(shape) > 1 else 1
 
 
-_SIGNATURES: dict[Callable[..., Any], inspect.Signature] = {}
+_PARAMETERS: dict[Callable[..., Any], list[str]] = {}
+"""Parameter names of each instruction's implementation (binds arguments by name)."""
 
 _PE_CALLS = {"nisa.nc_matmul", "nl.matmul", "nl.transpose"}
 _DMA_CALLS = {"nisa.dma_copy": True, "nisa.dma_transpose": True, "nl.load": False, "nl.store": False}
@@ -119,23 +122,31 @@ class Recorder:
 
     def __init__(self) -> None:
         self.events: list[Event] = []
+        self._owners: dict[int, tuple[Any, int]] = {}
+        """id(storage) -> (storage, address of its array): kept alive, so ids stay unique."""
+
+    def _box(self, tensor: Tensor) -> Box:
+        storage = tensor.storage
+        known = self._owners.get(id(storage))
+        if known is None:
+            known = self._owners[id(storage)] = (storage, storage.values.__array_interface__["data"][0])
+        return box_of(tensor, known[1])
 
     def record(
         self, name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], result: Any
     ) -> None:
         from nkigym_graph.nki_sim.state import current
 
-        sig = _SIGNATURES.get(fn)
-        if sig is None:
-            sig = _SIGNATURES[fn] = inspect.signature(fn)
-        try:
-            bound = sig.bind(*args, **kwargs).arguments
-        except TypeError:
-            bound = dict(enumerate(args))  # type: ignore[arg-type]
         event = Event(current().step, name, kernel_line(sys._getframe(1)), "")
         if name in _NO_TIME:
             self.events.append(event)
             return
+        names = _PARAMETERS.get(fn)
+        if names is None:
+            params = inspect.signature(fn).parameters.values()
+            names = _PARAMETERS[fn] = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+        bound = dict(zip(names, args, strict=False))
+        bound.update(kwargs)
         written: list[Tensor] = []
         read: list[Tensor] = []
         if name == "tensor assignment":
@@ -161,8 +172,8 @@ class Recorder:
         if not written and not read:
             self.events.append(event)
             return
-        event.writes = [(t.storage.record, box_of(t)) for t in written]
-        event.reads = [(t.storage.record, box_of(t)) for t in read]
+        event.writes = [(t.storage.record, self._box(t)) for t in written]
+        event.reads = [(t.storage.record, self._box(t)) for t in read]
         self._classify(event, name, bound, written, read)
         self.events.append(event)
 
@@ -221,7 +232,7 @@ class Recorder:
         hbm = [t for t in touched if not t.buffer.on_chip]
         itemsize = max(t.dtype.itemsize for t in (hbm or touched))
         event.bytes_per_partition = (side.data.size // max(event.partitions, 1)) * itemsize
-        event.first_partition = box_of(side)[0] if side.buffer.on_chip else 0
+        event.first_partition = self._box(side)[0] if side.buffer.on_chip else 0
         run = min(_contiguous_bytes(t) for t in (hbm or touched))
         event.chunk_bytes = max(1, min(run, event.bytes_per_partition))
 

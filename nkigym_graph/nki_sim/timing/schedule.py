@@ -145,6 +145,11 @@ class _Queue:
         self.starts: list[float] = []
         self.ends: list[float] = []
 
+    def copy(self) -> _Queue:
+        twin = _Queue()
+        twin.starts, twin.ends = list(self.starts), list(self.ends)
+        return twin
+
     def place(self, earliest: float, duration: float) -> float:
         """The earliest start >= ``earliest`` with ``duration`` free; books it."""
         starts, ends = self.starts, self.ends
@@ -158,6 +163,16 @@ class _Queue:
         starts.insert(i, t)
         ends.insert(i, t + duration)
         return t
+
+
+def _rows_per_queue(first: int, partitions: int, queues: int) -> dict[int, int]:
+    """Partitions ``first .. first + partitions - 1`` spread as ``p mod queues``."""
+    base, extra = divmod(partitions, queues)
+    rows = {q: base for q in range(queues)} if base else {}
+    for i in range(extra):
+        q = (first + i) % queues
+        rows[q] = rows.get(q, 0) + 1
+    return rows
 
 
 def dma_track(queue: int, direction: str) -> str:
@@ -197,7 +212,10 @@ def schedule(
     phys = physical_buffers(records, c.loop_tile_buffers)
     memory = _Memory()
     engine_free = {PE: 0.0, VECTOR: 0.0, SCALAR: 0.0, GPSIMD: 0.0}
-    rings = {d: [_Queue() for _ in range(c.dma_queues)] for d in ("in", "out")}
+    # While every transfer covers all queues alike, the queues of a direction have the
+    # same bookings: they share one _Queue until a transfer tells them apart.
+    rings = {d: [_Queue()] * c.dma_queues for d in ("in", "out")}
+    shared = {"in": True, "out": True}
     timed: list[Timed | None] = []
     slices: list[Slice] = []
     for i, event in enumerate(events):
@@ -210,17 +228,23 @@ def schedule(
         if event.engine == DMA:
             fixed = c.dma_fixed_ns_hwdge if event.hwdge else c.dma_fixed_ns
             row = dma_row_ns(event, c)
-            rows: dict[int, int] = defaultdict(int)
-            for p in range(event.first_partition, event.first_partition + max(event.partitions, 1)):
-                rows[p % c.dma_queues] += 1
+            rows = _rows_per_queue(event.first_partition, max(event.partitions, 1), c.dma_queues)
             end = ready
             first_free = float("inf")
             direction = "out" if event.to_hbm else "in"
+            ring = rings[direction]
+            uniform = len(rows) == c.dma_queues and len(set(rows.values())) == 1
+            if shared[direction] and not uniform:
+                rings[direction] = ring = [ring[0].copy() for _ in range(c.dma_queues)]
+                shared[direction] = False
+            placed: dict[int, float] = {}
             for q, n in sorted(rows.items()):
-                queue = rings[direction][q]
-                free_at = queue.ends[-1] if queue.ends else 0.0
-                first_free = min(first_free, free_at)
-                start_q = queue.place(ready + fixed, n * row)
+                queue = ring[q]
+                if id(queue) not in placed:
+                    free_at = queue.ends[-1] if queue.ends else 0.0
+                    first_free = min(first_free, free_at)
+                    placed[id(queue)] = queue.place(ready + fixed, n * row)
+                start_q = placed[id(queue)]
                 slices.append(Slice(dma_track(q, direction), start_q, start_q + n * row, i))
                 end = max(end, start_q + n * row)
             timed.append(Timed(ready, end, ready, first_free, blocker))
