@@ -187,7 +187,7 @@ class Profile:
         target.write_text(json.dumps(self.trace_events()))
         return target
 
-    def write_timeline(self, path: str | Path, max_dma_queues: int = 4) -> Path:
+    def write_timeline(self, path: str | Path, max_dma_queues: int = 2) -> Path:
         """Draw a per-engine Gantt chart (SVG, PNG or PDF by suffix) with matplotlib.
 
         Shows the compute engines and the first ``max_dma_queues`` DMA queues (the
