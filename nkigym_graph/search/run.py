@@ -6,7 +6,7 @@
 >>> root = tiled_matmul(256, 256, 256)
 >>> result = search(root, strategy="greedy", cost_model=Trn2CostModel())  # or cost_model="trn2"
 >>> replay(root, result.path) == result.best, len(root), len(result.best)
-(True, 29, 11)
+(True, 29, 21)
 """
 
 from __future__ import annotations
