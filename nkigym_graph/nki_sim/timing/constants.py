@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from nkigym_graph.errors import NkigymError
+from nkigym_graph.targets import Target
 
 
 @dataclass(frozen=True)
@@ -142,9 +143,17 @@ TRN2_TIMING = TimingConstants(name="trn2")
 _TABLES = {"trn2": TRN2_TIMING}
 
 
-def timing_constants(target_name: str) -> TimingConstants:
-    """The constants for ``target_name``; trn1 is priced with trn2's table for now."""
-    table = _TABLES.get(target_name) or (TRN2_TIMING if target_name == "trn1" else None)
+def timing_constants(target: str | Target) -> TimingConstants:
+    """The constants for ``target`` (a name or a target): trn2 and targets derived from it
+    (same core, e.g. with another SBUF size) use trn2's table; trn1 uses it too for now
+    (its engines are slower: its figures are optimistic)."""
+    if isinstance(target, str):
+        name, core = target, None
+    else:
+        name, core = target.name, target.facts.get("core")
+    table = _TABLES.get(name)
+    if table is None and (core == "NeuronCore-v3" or name == "trn1" or core == "NeuronCore-v2"):
+        table = TRN2_TIMING
     if table is None:
-        raise NkigymError(f"no timing constants for target {target_name!r} (known: {sorted(_TABLES)})")
+        raise NkigymError(f"no timing constants for target {name!r} (known: {sorted(_TABLES)})")
     return table

@@ -45,7 +45,7 @@ def profile_of(state: RunState) -> Profile:
     recorder = state.timing
     assert isinstance(recorder, Recorder)
     return price(
-        state.target.name, timing_constants(state.target.name), state.filename, recorder.events, state.records
+        state.target.name, timing_constants(state.target), state.filename, recorder.events, state.records
     )
 
 
