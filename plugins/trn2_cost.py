@@ -3,14 +3,17 @@
 
 Per statement (the tables below, keyed by op name or engine):
 
-- **DMA** (``load``, ``store``): the core's 16 DMA engines serve one transfer at a
-  time at their aggregate bandwidth (16 x 23 B/ns); a transfer costs a fixed ~1.3 us
-  plus its bytes over that bandwidth times an efficiency set by the bytes per
-  partition: a square-root ramp from the overhead-bound 256 B per partition (a row
-  costs as if it held 256 B) to saturation at 4 KiB per partition.
-- **Tensor Engine** (``nc_matmul``): LoadStationary (M/4 cycles, fast weight load)
-  plus MultiplyMoving (max(N, 64) cycles) at 2.4 GHz, 4x slower for fp32 inputs;
-  ``nc_transpose`` is a matmul against an identity (2x slower for fp32 in transpose mode).
+- **DMA** (``load``, ``store``), priced as the NKI backend emits them (``nisa.dma_copy``,
+  hardware DGE) and as the profile times them (``nki_sim.timing``, whose constants
+  table it shares): the core's 16 DMA queues move a transfer's partition rows in
+  parallel (a queue's rows one after another, each at 23 B/ns plus a per-row descriptor
+  overhead, the size cliff), one transfer at a time; the fixed ~0.6 us of a transfer is
+  latency after its inputs are ready (a task of no engine inserted before it), not
+  queue occupancy, so transfers in flight overlap their fixed costs.
+- **Tensor Engine** (``nc_matmul``): a fixed issue cost (the part of LoadStationary
+  not hidden) plus MultiplyMoving (max(N, 64) cycles) at 2.4 GHz, the moving columns 4x
+  slower for fp32 inputs; ``nc_transpose`` is a matmul against an identity (2x slower
+  for fp32 in transpose mode).
 - **Vector / Scalar Engines**: ~N cycles per input operand (N = elements per
   partition) plus ~100 fixed cycles, at 0.96 / 1.2 GHz.
 - A PSUM tile read by the DMA or the Tensor Engine is first evicted to SBUF by a
@@ -62,6 +65,7 @@ from nkigym_graph.cost import (
 )
 from nkigym_graph.cost.liveness import peak_live_by
 from nkigym_graph.cost.schedule import Edges, Trace, traced_schedule
+from nkigym_graph.nki_sim.timing.constants import timing_constants
 from nkigym_graph.plugin_manager import registered_cost_models, registered_targets
 from nkigym_graph.program import Program
 from nkigym_graph.slices import Slices, volume
@@ -77,6 +81,10 @@ RESULT_DTYPE = {"nc_matmul": "float32", "nc_transpose": "float32"}
 BUFFER_OF_ENGINE = {"tensor": "psum"}
 """Where an engine's results live (default: SBUF)."""
 READS_SBUF_ONLY = frozenset({"dma", "tensor"})
+STORE_QUEUE = "dma_out"
+"""Stores run on the DMA queues' outbound rings (to HBM), a queue of their own: a store
+waiting for its result does not hold up the loads behind it (as in the profile)."""
+DMA_QUEUES = ("dma", STORE_QUEUE)
 """Engines that cannot read PSUM: a PSUM operand is evicted to SBUF first."""
 MATMUL_SLOWDOWN = {"float32": 4.0, "float64": 4.0}
 """MultiplyMoving slowdown against bf16/fp16 inputs."""
@@ -96,7 +104,7 @@ REQUIRED_FACTS = (
     "peak_flops_fp32",
     "dma_engines",
     "dma_bytes_per_ns_per_engine",
-    "dma_fixed_seconds",
+    "dma_dge_fixed_seconds",
     "dma_saturating_bytes_per_partition",
     "dma_overhead_bound_bytes_per_partition",
     "vector_fixed_cycles",
@@ -143,6 +151,7 @@ class Pricing:
         self.facts = _facts(program)
         self.dtypes: dict[str, str] = {}
         self.bandwidth = bandwidth(self.facts)
+        self.timing = timing_constants("trn2")
 
     def dtype(self, var: str) -> str:
         """The dtype of ``var`` (found on demand: most statements are priced from the cache)."""
@@ -166,13 +175,17 @@ class Pricing:
         return (op.name, op.engine, stmt.attrs, stmt.accumulate, tuple(operands))
 
     def dma_seconds(self, data: Slices, dtype: str) -> float:
-        """Seconds moving the tile ``data`` (the fixed cost aside; see the module docstring)."""
+        """Seconds the DMA queues spend moving the tile ``data`` (the fixed latency aside;
+        see the module docstring): each queue moves its share of the partition rows, a
+        row (one contiguous run in HBM) at the queue's bandwidth plus its overhead."""
         partitions = data[0][1] - data[0][0]
         per_partition = volume(data) * itemsize(dtype) / partitions
-        low = self.facts["dma_overhead_bound_bytes_per_partition"]
-        saturating = self.facts["dma_saturating_bytes_per_partition"]
-        efficiency = math.sqrt(min(max(per_partition, low), saturating) / saturating)
-        return partitions * max(per_partition, low) / (self.bandwidth * efficiency)
+        queues = self.facts["dma_engines"]
+        row = (
+            per_partition / (self.facts["dma_bytes_per_ns_per_engine"] * 1e9)
+            + self.timing.dma_chunk_overhead_ns * 1e-9
+        )
+        return math.ceil(partitions / queues) * row
 
 
 def bandwidth(facts: Mapping[str, Any]) -> float:
@@ -181,7 +194,12 @@ def bandwidth(facts: Mapping[str, Any]) -> float:
 
 
 def peak_flops(facts: Mapping[str, Any], dtype: str) -> float:
-    """Tensor Engine peak FLOP/s for matmul inputs of ``dtype``."""
+    """Tensor Engine peak FLOP/s for matmul inputs of ``dtype``: the timing model's table
+    (128 x 128 x 2 FLOP x 2.4 GHz for bf16, a quarter for fp32), so that both yardsticks
+    divide by the same peak; the target's rounded ``peak_flops_*`` facts otherwise."""
+    name = "float32" if PEAK_FACT.get(dtype) == "peak_flops_fp32" else dtype
+    if facts.get("core") == "NeuronCore-v3":
+        return timing_constants("trn2").peak_tflops(name) * 1e12
     return float(facts[PEAK_FACT.get(dtype, "peak_flops_bf16")])
 
 
@@ -197,10 +215,10 @@ def _cycles(stmt: Statement, pricing: Pricing, cycles: float) -> float:
 def _matmul(stmt: Statement, pricing: Pricing) -> Work:
     lhs, rhs = stmt.operands[0].slices, stmt.operands[1].slices
     k, m, n = lhs[0][1] - lhs[0][0], lhs[1][1] - lhs[1][0], rhs[1][1] - rhs[1][0]
-    load = math.ceil(m / LOAD_STATIONARY_COLUMNS_PER_CYCLE)
     moving = max(n, pricing.facts["matmul_min_moving_cycles"])
     dtype = pricing.dtype(stmt.operands[0].var)
-    seconds = _cycles(stmt, pricing, (load + moving) * MATMUL_SLOWDOWN.get(dtype, 1.0))
+    fixed = pricing.timing.pe_fixed_cycles
+    seconds = _cycles(stmt, pricing, fixed + moving * MATMUL_SLOWDOWN.get(dtype, 1.0))
     return Work(seconds, 2 * k * m * n, peak_dtype=dtype)
 
 
@@ -224,8 +242,7 @@ def _dma(stmt: Statement, pricing: Pricing) -> Work:
     hbm = next(p for p in range(len(stmt.operands)) if p not in op.on_chip_positions)
     tile = stmt.operands[op.on_chip_positions[0]].slices
     dtype = pricing.dtype(stmt.operands[hbm].var)
-    seconds = pricing.facts["dma_fixed_seconds"] + pricing.dma_seconds(tile, dtype)
-    return Work(seconds, bytes=volume(tile) * itemsize(dtype))
+    return Work(pricing.dma_seconds(tile, dtype), bytes=volume(tile) * itemsize(dtype))
 
 
 def _nothing(stmt: Statement, pricing: Pricing) -> Work:
@@ -295,8 +312,9 @@ def price(stmt: Statement, pricing: Pricing) -> Price:
             for p, kind in kinds.items()
             if kind not in (None, PARAM)  # only what the program writes can be in PSUM
         )
+    engine = STORE_QUEUE if op.name == "store" else op.engine
     return Price(
-        "" if op.engine == "none" else op.engine,
+        "" if engine == "none" else engine,
         work.seconds,
         work.flops,
         work.bytes,
@@ -643,21 +661,39 @@ class Placement:
 def _evictions(
     program: Program, rows: np.ndarray, table: PriceTable, nodes: np.ndarray, out: dict[int, list[Task]]
 ) -> dict[int, list[Task]]:
-    """Set in ``out``, per statement of ``nodes`` that has some, the Vector Engine copies
-    evicting the PSUM tiles it reads to SBUF (a new list: runs share theirs)."""
+    """Set in ``out``, per statement of ``nodes`` that has some, the tasks queued before
+    it (a new list: runs share theirs): for a DMA transfer, its fixed latency (a task of
+    no engine, after the transfer's inputs); for a statement reading PSUM tiles on an
+    engine that reads SBUF only, the Vector Engine copies evicting them to SBUF."""
     placement = Placement(program, rows, table)
     known, in_psum = placement.known, placement.in_psum
     prices, statements, data = table.prices, program.statements, program.incoming[0]
+    latency: dict[int, list[Task]] = {}
+    queues = [table.engines.index(q) for q in DMA_QUEUES if q in table.engines]
+    if queues:
+        fixed = float(program.target.facts["dma_dge_fixed_seconds"])
+        transfers = nodes[np.isin(table.columns.queue[rows[nodes]], queues)]
+        for node in transfers.tolist():
+            latency[node] = [Task("", fixed, tuple([src for src, _ in data[node]]))]
+            out[node] = latency[node]
     nodes = nodes[table.columns.evicts[rows[nodes]]]
+    sync = timing_constants("trn2").engine_sync_ns * 1e-9
     for node, row in zip(nodes.tolist(), rows[nodes].tolist(), strict=True):
         operands = statements[node].operands
-        tasks = []
+        tasks = latency.get(node, [])
+        copies = 0.0
         for position, seconds, _ in prices[row].evictions:
             var = operands[position].var
             psum = known.get(var)
             if psum if psum is not None else in_psum(var):
                 sources = tuple([src for src, use in data[node] if use.position == position])
                 tasks.append(Task("vector", seconds, sources))
+                copies += seconds
+        if tasks and latency.get(node) and copies:
+            # the transfer reads the copies: its latency runs after the Tensor Engine's
+            # result reaches the Vector Engine (the semaphore hand-over) and is copied
+            first = tasks[0]
+            tasks[0] = Task(first.engine, first.seconds + sync + copies, first.deps)
         if tasks:
             out[node] = tasks
     return out

@@ -14,6 +14,8 @@ def test_main_job_end_to_end(tmp_path: Path, capsys) -> None:
     assert main(["--out", str(tmp_path), "--size", "256"]) == 0
     summary = capsys.readouterr().out
     assert "matmul 256^3 on trn2" in summary and "not measured" in summary
+    assert "modeled (cost model) MFU" in summary and "profiled (timing model" in summary
+    assert '"traceEvents"' in (tmp_path / "kernel_trace.json").read_text()
     best = read_program(tmp_path / "best.nkg")
     assert len(best) < len(ng.tile(ng.nc_matmul, {"lhs": (256, 256), "rhs": (256, 256)}))
     kernel = (tmp_path / "kernel.py").read_text()

@@ -5,6 +5,7 @@ Commands chain through program files (``.nkg``)::
     nkigym-graph tile kernels.py:matmul --shape lhs=1024x1024 --shape rhs=1024x1024 -o p.nkg
     nkigym-graph search p.nkg -o best.nkg
     nkigym-graph emit best.nkg --backend nki -o kernel.py
+    nkigym-graph profile kernel.py --shape a=1024x1024 --shape b=1024x1024 --trace kernel.json
 
 Exit codes: 0 success, 1 a check failed (netlist violations, simulation mismatch),
 2 a usage or input error (one line on stderr; ``--debug`` shows the traceback), 3 an
@@ -18,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from nkigym_graph.cli import commands
+from nkigym_graph.cli import commands, profile_command
 from nkigym_graph.errors import NkigymError
 from nkigym_graph.foreign_errors import describe
 
@@ -122,6 +123,8 @@ def _parser() -> argparse.ArgumentParser:
         help=f"memory (address-space) limit of the kernel's process in MiB (default {MEMORY_MB})",
     )
     p.set_defaults(run=commands.simulate)
+
+    profile_command.add_parser(sub)
 
     p = sub.add_parser("check-netlist", help="check a Buda netlist against the fused-op rules")
     p.add_argument("netlist", metavar="NETLIST.yaml")

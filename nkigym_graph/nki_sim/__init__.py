@@ -7,6 +7,11 @@ Run a kernel -- NKI source text or a Python function -- on numpy arrays::
     out, report = simulate(kernel_source, lhsT, rhs, report=True)
     report.peak_sbuf_bytes, report.peak_psum_bytes
 
+time it on a model of the engines and DMA queues (a profile, not a measurement)::
+
+    prof = profile(kernel_source, lhsT, rhs)
+    print(prof); prof.write_trace("kernel.json")
+
 or keep a :class:`Simulator` to run it several times (``Simulator(src).run(a, b)``,
 then ``.report``, ``.peak_sbuf_bytes``, ``.peak_psum_bytes``).
 
@@ -23,5 +28,6 @@ from nkigym_graph.nki_sim.errors import NKISimulationError
 from nkigym_graph.nki_sim.report import SimulationReport
 from nkigym_graph.nki_sim.rules import RULES
 from nkigym_graph.nki_sim.simulator import Simulator, simulate
+from nkigym_graph.nki_sim.timing import Profile, profile
 
-__all__ = ["RULES", "NKISimulationError", "SimulationReport", "Simulator", "simulate"]
+__all__ = ["RULES", "NKISimulationError", "Profile", "SimulationReport", "Simulator", "profile", "simulate"]

@@ -35,7 +35,10 @@ def instruction(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
                 return fn(*args, **kwargs)
             state.begin(name)
             try:
-                return fn(*args, **kwargs)
+                result = fn(*args, **kwargs)
+                if state.timing is not None:
+                    state.timing.record(name, fn, args, kwargs, result)
+                return result
             except NKISimulationError:
                 raise
             except TypeError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,8 @@ class SimulationReport:
     peak_psum_bytes: int
     sbuf_capacity: int
     psum_capacity: int
+    profile: Any = None
+    """The run's :class:`~nkigym_graph.nki_sim.timing.Profile` (``simulate(..., report=True)``)."""
 
     def __str__(self) -> str:
         return (

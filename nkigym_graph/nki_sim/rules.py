@@ -11,6 +11,8 @@ Allocation and memory
     ``alloc.hbm_capacity``     one HBM tensor larger than the target's HBM (``Target.hbm_bytes``)
     ``sbuf.capacity``          live SBUF bytes per partition exceed the target's SBUF
     ``psum.capacity``          live PSUM bytes per partition exceed the target's PSUM (8 x 2 KiB)
+    ``psum.banks``             a profiled run's live PSUM tiles need more than 8 banks (each
+                               tile takes whole 2 KiB banks)
 
 Indexing and views
     ``index.rank``             more indices than dimensions (or several ``...``)

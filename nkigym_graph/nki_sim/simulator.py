@@ -19,6 +19,7 @@ import dis
 import inspect
 import linecache
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,7 @@ from nkigym_graph.nki_sim.modules import build_modules
 from nkigym_graph.nki_sim.report import SimulationReport
 from nkigym_graph.nki_sim.state import RunState, activate, deactivate, traceback_line
 from nkigym_graph.nki_sim.tensor import Tensor
+from nkigym_graph.nki_sim.timing.run import profile_of, timing_recorder
 from nkigym_graph.targets import Target, get_target
 
 
@@ -170,6 +172,7 @@ class Simulator:
         kernel_name: str | None = None,
         max_instructions: int | None = DEFAULT_MAX_INSTRUCTIONS,
         timeout: float | None = DEFAULT_TIMEOUT,
+        profile: bool = False,
     ) -> None:
         check_limits(max_instructions, timeout)
         self.max_instructions = max_instructions
@@ -181,6 +184,8 @@ class Simulator:
             )
         self.source = load_source(kernel_or_source, kernel_name)
         self.report: SimulationReport | None = None
+        self.profiling = profile
+        """Time the instruction stream of each run (``report.profile``)."""
 
     @property
     def peak_sbuf_bytes(self) -> int:
@@ -200,6 +205,8 @@ class Simulator:
     def run(self, *arrays: Any, **kwargs: Any) -> Any:
         """Run the kernel on ``arrays`` (and keyword arguments); return its outputs."""
         state = RunState(self.target, self.source.filename, self.max_instructions)
+        if self.profiling:
+            state.timing = timing_recorder()
         token = activate(state)
         try:
             with np.errstate(all="ignore"), _single_threaded_blas():
@@ -208,6 +215,8 @@ class Simulator:
             deactivate(token)
         self.report = self._make_report(state)
         _check_capacity(state)
+        if state.timing is not None:
+            self.report = replace(self.report, profile=profile_of(state))
         return outputs
 
     def _execute(self, arrays: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -265,8 +274,9 @@ def simulate(
     ``limit.instructions``, ``limit.time``, ``kernel.exit``); a real Ctrl-C still
     interrupts (see ``nkigym_graph.nki_sim.limits``).
 
-    ``report=True`` returns ``(outputs, SimulationReport)``. Other keyword arguments go
-    to the kernel.
+    ``report=True`` returns ``(outputs, SimulationReport)``; the report's ``profile``
+    times the run (:func:`nkigym_graph.nki_sim.profile`). Other keyword arguments go to
+    the kernel.
     """
     sim = Simulator(
         kernel_or_source,
@@ -274,6 +284,7 @@ def simulate(
         kernel_name=kernel_name,
         max_instructions=max_instructions,
         timeout=timeout,
+        profile=report,
     )
     outputs = sim.run(*arrays, **kwargs)
     if report:

@@ -36,6 +36,8 @@ class RunState:
     records: list[AllocRecord] = field(default_factory=list)
     scalar_regs: np.ndarray[Any, Any] = field(init=False)
     """Scalar Engine reduction registers (one fp32 per partition) used by ``activation``."""
+    timing: Any = None
+    """The timing recorder when the run is profiled (:mod:`nkigym_graph.nki_sim.timing`)."""
 
     def __post_init__(self) -> None:
         self.scalar_regs = np.full(self.target.partition_size, np.nan, dtype=np.float32)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import networkx as nx
 
@@ -60,6 +61,9 @@ class SearchResult:
     graph: nx.DiGraph
     collected: tuple[str, ...] = ()
     """Hashes of the states a random search collected, in discovery order."""
+    profile: Any = None
+    """The best program's emitted NKI kernel timed by ``nki_sim.profile`` (the second
+    yardstick; None when not confirmed, e.g. on a target that is not a NeuronCore)."""
 
     @property
     def speedup(self) -> float:
@@ -74,4 +78,10 @@ class SearchResult:
             f"modeled {self.cost.seconds * 1e6:.2f} us "
             f"(root {self.root_cost.seconds * 1e6:.2f} us, x{self.speedup:.2f}), MFU {self.cost.mfu:.1%} "
             f"(modeled, not measured)"
+            + (
+                f"; emitted kernel profiled at {self.profile.total_us:.2f} us, MFU {self.profile.mfu:.1%} "
+                "(timing model, not measured)"
+                if self.profile is not None
+                else ""
+            )
         )

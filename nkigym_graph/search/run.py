@@ -6,7 +6,7 @@
 >>> root = tiled_matmul(256, 256, 256)
 >>> result = search(root, strategy="greedy", cost_model=Trn2CostModel())  # or cost_model="trn2"
 >>> replay(root, result.path) == result.best, len(root), len(result.best)
-(True, 29, 11)
+(True, 29, 21)
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ def search(
     workers: int | None = None,
     samples: int = DEFAULT_SAMPLES,
     memo_bytes: int = DEFAULT_MEMO_BYTES,
+    confirm: bool | None = None,
     **options: Any,
 ) -> SearchResult:
     """Search rewrite sequences of ``program`` for the best modeled cost.
@@ -62,6 +63,8 @@ def search(
     ``"all"`` every element; the best is always checked in full. ``executor``: None
     (in this process), ``"process"`` or an ``Executor``; ``workers=N`` makes a process
     pool of N. ``progress``: a status line on stderr (default: when it is a terminal).
+    ``confirm``: emit the best as an NKI kernel and time it with ``nki_sim.profile``
+    (``result.profile``, the second yardstick; default: on a NeuronCore target).
     """
     require_type(program, Program, "program", SearchError, "a Program (from tile or parse_program)")
     chosen = get_strategy(strategy)
@@ -118,6 +121,8 @@ def search(
         collected=len(session.collected),
         max_depth=max(s.depth for s in states),
     )
+    if confirm is None:
+        confirm = best_program.target.family == "neuron"
     return SearchResult(
         best=best_program,
         path=flatten(session.graph.steps_to(best.hash)),
@@ -126,6 +131,7 @@ def search(
         stats=stats,
         graph=session.graph.graph,
         collected=tuple(session.collected),
+        profile=confirm_with_profile(best_program, seed) if confirm else None,
     )
 
 
@@ -147,3 +153,18 @@ def transform_list(transforms: Sequence[str | Transform]) -> list[Transform]:
         except PluginError as err:
             raise SearchError(f"transforms: {err}") from None
     return resolved
+
+
+def confirm_with_profile(program: Program, seed: int = 0) -> Any:
+    """The profile of ``program``'s emitted NKI kernel on random inputs."""
+    import numpy as np
+
+    from nkigym_graph.backend import emit
+    from nkigym_graph.nki_sim import profile
+    from nkigym_graph.nki_sim.dtypes import to_dtype
+
+    rng = np.random.default_rng(seed)
+    arrays = [
+        rng.standard_normal(tuple(p.shape)).astype(to_dtype(p.dtype) or np.float32) for p in program.params
+    ]
+    return profile(emit(program, backend="nki"), *arrays, target=program.target)

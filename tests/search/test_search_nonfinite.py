@@ -17,8 +17,10 @@ def exp_of_large(x):  # type: ignore[no-untyped-def]
 def test_search_accepts_rewrites_of_a_program_that_overflows_to_inf() -> None:
     program = nkigym.tile(exp_of_large, {"x": (128, 1024)})
     with np.errstate(over="ignore"):
-        result = nkigym.search(program, budget=10, seed=0)
-    assert len(result.best) < len(program)
+        result = nkigym.search(program, strategy="random", budget=10, seed=0)
+        saturated = nkigym.saturate(program, check=True)
+    assert result.stats.verified == result.stats.states - 1  # every rewritten programs, each checked against the root's infs
+    assert len(saturated) < len(program)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,52 @@
+"""``nkigym-graph profile KERNEL.py --shape ...``: time an NKI kernel on the engine model."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from nkigym_graph.cli.inputs import UsageError, existing_file, parse_shapes
+from nkigym_graph.nki_sim import profile as profile_kernel
+from nkigym_graph.nki_sim.dtypes import to_dtype
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register the ``profile`` command."""
+    p = sub.add_parser(
+        "profile",
+        help="time an NKI kernel file on the timing model (profiled, not measured)",
+        description="Run an NKI kernel in the simulator on random inputs and time its instruction "
+        "stream on a model of one NeuronCore's engines and DMA queues. Prints total time, MFU, "
+        "busy engines, DMA bandwidth, the critical resource and the top stalls.",
+    )
+    p.add_argument("kernel", metavar="KERNEL.py")
+    p.add_argument("--shape", action="append", metavar="NAME=DIMxDIM", help="an input's shape (repeat)")
+    p.add_argument(
+        "--dtype", default="float32", help="input dtype: float32 (default), bfloat16, float8_e4m3, ..."
+    )
+    p.add_argument("--target", default="trn2")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--trace", metavar="OUT.json", help="write a Chrome / Perfetto trace (ui.perfetto.dev)")
+    p.add_argument("--timeline", metavar="OUT.svg", help="draw a per-engine timeline (needs matplotlib)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    kernel = existing_file(args.kernel)
+    shapes = parse_shapes(args.shape)
+    if not shapes:
+        raise UsageError("give the kernel's input shapes with --shape NAME=DIMxDIM (in argument order)")
+    dtype = to_dtype(args.dtype.removeprefix("nl."))
+    if dtype is None:
+        raise UsageError(f"unknown dtype {args.dtype!r}: try float32 or bfloat16")
+    rng = np.random.default_rng(args.seed)
+    inputs = [rng.standard_normal(shape).astype(dtype) for shape in shapes.values()]
+    prof = profile_kernel(kernel.read_text(), *inputs, target=args.target)
+    print(f"profiled {kernel}")
+    print(prof.summary())
+    if args.trace:
+        print(f"trace: {prof.write_trace(args.trace)} (open in ui.perfetto.dev or chrome://tracing)")
+    if args.timeline:
+        print(f"timeline: {prof.write_timeline(args.timeline)}")
+    return 0
