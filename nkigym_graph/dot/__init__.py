@@ -40,8 +40,9 @@ def to_dot(program: Program, fold: Fold = "auto", *, collapse: bool = True) -> p
     """
     _check_program(program, "to_dot")
     chosen = resolve_fold(fold, len(program))
-    scene = program_scene(program, group_keys(program, chosen, coarsen=fold == "auto"))
-    return _draw(scene, chosen, collapse, program.name)
+    grouping = group_keys(program, chosen, coarsen=fold == "auto")
+    scene = program_scene(program, grouping.keys)
+    return _draw(scene, chosen, collapse, program.name, grouping.description)
 
 
 def to_dot_diff(before: Program, after: Program, fold: Fold = "auto", *, collapse: bool = True) -> pydot.Dot:
@@ -52,12 +53,10 @@ def to_dot_diff(before: Program, after: Program, fold: Fold = "auto", *, collaps
     _check_program(after, "to_dot_diff: after")
     chosen = resolve_fold(fold, max(len(before), len(after)))
     coarsen = fold == "auto"
-    before_keys, after_keys = (
-        group_keys(before, chosen, coarsen=coarsen),
-        group_keys(after, chosen, coarsen=coarsen),
-    )
-    scene, _ = diff_scene(before, after, before_keys, after_keys)
-    return _draw(scene, chosen, collapse, after.name)
+    before_grouping = group_keys(before, chosen, coarsen=coarsen)
+    after_grouping = group_keys(after, chosen, coarsen=coarsen)
+    scene, _ = diff_scene(before, after, before_grouping.keys, after_grouping.keys)
+    return _draw(scene, chosen, collapse, after.name, after_grouping.description)
 
 
 def write_dot(
@@ -78,9 +77,8 @@ def _check_program(value: object, what: str) -> None:
         raise NkigymError(f"{what} takes a Program, got {type(value).__name__}")
 
 
-def _draw(scene: Scene, fold: Fold, collapse: bool, name: str) -> pydot.Dot:
+def _draw(scene: Scene, fold: Fold, collapse: bool, name: str, fold_name: str) -> pydot.Dot:
     if fold is not None:
         keys = dict.fromkeys(box.group for box in scene.boxes if box.group is not None)
         scene.group_labels = {key: group_label(key, fold) for key in keys}
-    fold_name = "by output tile" if fold == "tile" else "by op" if fold == "op" else "by a function"
     return render(scene, collapse=collapse, fold_name=fold_name, name=name)

@@ -21,6 +21,7 @@ Computing the blocks is one backward pass over the data edges.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from typing import NamedTuple
 
 from nkigym_graph.errors import NkigymError
 from nkigym_graph.program import Program
@@ -55,21 +56,29 @@ def resolve_fold(fold: Fold, size: int) -> Fold:
     return None if fold == "none" else fold
 
 
-def group_keys(program: Program, fold: Fold, *, coarsen: bool = False) -> list[Hashable | None] | None:
-    """Each statement's group key under a resolved ``fold`` (None: no folding). With
-    ``coarsen``, more than ``AUTO_MAX_GROUPS`` output tiles merge into regions (at
-    most ``REGIONS_PER_DIM`` per dimension of each output)."""
+class Grouping(NamedTuple):
+    """Each statement's group key (None: no folding) and how the picture is folded."""
+
+    keys: list[Hashable | None] | None
+    description: str
+
+
+def group_keys(program: Program, fold: Fold, *, coarsen: bool = False) -> Grouping:
+    """Each statement's group key under a resolved ``fold``. With ``coarsen``, more than
+    ``AUTO_MAX_GROUPS`` output tiles merge into regions (at most ``REGIONS_PER_DIM`` per
+    dimension of each output)."""
     if fold is None:
-        return None
+        return Grouping(None, "")
     if fold == "tile":
         blocks = output_blocks(program)
-        if coarsen and len(set(blocks)) > AUTO_MAX_GROUPS:
-            return list(coarse_blocks(program, blocks))
-        return list(blocks)
+        if coarsen and len({block for found in blocks for block in found}) > AUTO_MAX_GROUPS:
+            grid = f"an {REGIONS_PER_DIM} x {REGIONS_PER_DIM} grid over each output"
+            return Grouping(list(coarse_blocks(program, blocks)), f"by output region ({grid})")
+        return Grouping(list(blocks), "by output tile")
     if fold == "op":
-        return [stmt.op.name for stmt in program.statements]
+        return Grouping([stmt.op.name for stmt in program.statements], "by op")
     if callable(fold):
-        return [_user_key(fold, program, node) for node in range(len(program))]
+        return Grouping([_user_key(fold, program, node) for node in range(len(program))], "by a function")
     raise NkigymError(f"unknown fold {fold!r}")
 
 

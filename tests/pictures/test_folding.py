@@ -136,7 +136,10 @@ def test_unknown_fold_names_the_choices() -> None:
 
 def test_auto_fold_merges_more_than_64_tiles_into_an_8_by_8_grid_of_regions() -> None:
     program = tiled_matmul(2048, 128, 1024)  # 16 x 8 = 128 output tiles of 4 statements
-    groups = _groups(parse(to_dot(program).to_string()))
+    text = to_dot(program).to_string()
+    groups = _groups(parse(text))
+    assert "folded by output region (an 8 x 8 grid over each output)" in text  # the title says so
+    assert "by output tile" not in text
     assert len(groups) == 64  # regions of 256 x 128: two tiles each
     assert {count for count, _ in groups.values()} == {8}
     assert groups["output[0:256, 0:128]"][1] == Counter(load=4, nc_matmul=2, store=2)
