@@ -97,3 +97,16 @@ def test_compile_time_args_takes_a_target_name() -> None:
 def test_apply_still_works_after_the_checks(tmp_path: Path) -> None:
     assert len(ng.apply(ROOT, "data_reuse", MATCH)) < len(ROOT)
     assert ng.write_dot(ROOT, tmp_path / "p.dot").exists()
+
+
+@pytest.mark.parametrize(
+    ("function", "args", "kwargs", "message"),
+    [
+        (ng.to_dot, (ROOT,), {"collapse": None}, "collapse must be True or False, got NoneType None"),
+        (ng.to_dot_diff, (ROOT, ROOT), {"collapse": "x"}, "collapse must be True or False, got str"),
+        (ng.search, (ROOT,), {"budget": 2, "confirm": "x"}, "confirm must be None, True or False, got str"),
+    ],
+)
+def test_a_flag_must_be_true_or_false(function: Any, args: tuple, kwargs: dict, message: str) -> None:
+    with pytest.raises(ng.NkigymError, match=message):
+        function(*args, **kwargs)

@@ -77,6 +77,7 @@ def write_dot(
 
 
 def _draw(scene: Scene, fold: Fold, collapse: bool, name: str) -> pydot.Dot:
+    require_type(collapse, bool, "collapse", NkigymError, "True or False")
     if fold is not None:
         keys = dict.fromkeys(box.group for box in scene.boxes if box.group is not None)
         scene.group_labels = {key: group_label(key, fold) for key in keys}
