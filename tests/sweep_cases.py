@@ -32,6 +32,8 @@ STITCHED_ARRAY, _ = ng.stitch_weights([("w1", np.ones((64, 32))), ("w2", np.ones
 ARRAYS = {"a": np.ones((128, 128), np.float32), "b": np.ones((128, 256), np.float32)}
 KERNEL = ng.emit(ROOT, backend="nki")
 X = np.ones((128, 128), np.float32)
+SHAPES = {"a": (128, 128), "b": (128, 256)}
+LIMITS = ng.NetlistLimits()
 
 
 def _matmul(a: Any, b: Any) -> Any:
@@ -54,25 +56,29 @@ def cases(tmp: Path) -> dict[str, Case]:
         "analyze": (ng.analyze, (ROOT, "data_reuse"), {}),
         "apply": (ng.apply, (ROOT, "data_reuse", MATCH), {}),
         "check_circular_buffers": (ng.check_circular_buffers, (TT, "wormhole_b0"), {}),
-        "check_netlist": (ng.check_netlist, (NETLIST, "wormhole_b0"), {"ignore": ()}),
+        "check_netlist": (ng.check_netlist, (NETLIST, "wormhole_b0"), {"ignore": (), "limits": LIMITS}),
         "circular_buffers": (ng.circular_buffers, (TT, "wormhole_b0"), {}),
         "compile_time_args": (ng.compile_time_args, (STITCH_META, 0), {"target": ng.WORMHOLE_B0}),
         "emit": (ng.emit, (ROOT, "nki", "trn2"), {}),
         "emit_artifact": (ng.emit_artifact, (TT, "buda", "wormhole_b0"), {"arch": "wormhole_b0"}),
         "estimate": (ng.estimate, (ROOT, "trn2"), {}),
-        "evaluate_netlist": (ng.evaluate_netlist, (NETLIST, NETLIST_INPUTS), {}),
+        "evaluate_netlist": (ng.evaluate_netlist, (NETLIST, NETLIST_INPUTS), {"limits": LIMITS}),
         "explain": (ng.explain, (ROOT, "data_reuse", *MATCH.nodes), {}),
         "find_weights": (ng.find_weights, (WEIGHTS,), {}),
         "get_op": (ng.get_op, ("nc_matmul",), {}),
         "get_target": (ng.get_target, ("trn2",), {}),
         "get_transform": (ng.get_transform, ("data_reuse",), {}),
         "interpret": (ng.interpret, (ROOT, np.float64), {"max_bytes": 1 << 30, **ARRAYS}),
-        "load_netlist": (ng.load_netlist, (NETLIST,), {}),
+        "load_netlist": (ng.load_netlist, (NETLIST,), {"limits": LIMITS}),
         "matches_of": (ng.matches_of, (ROOT, "data_reuse"), {}),
         "nc_matmul": (ng.nc_matmul, (X, X), {}),
         "nc_transpose": (ng.nc_transpose, (X,), {}),
-        "parse_fragment": (ng.parse_fragment, ("tensor_0 = a[0:128, 0:128]\n", {"a": (128, 128)}), {}),
-        "parse_program": (ng.parse_program, (str(ROOT),), {"dtype": "float32", "target": "trn2"}),
+        "parse_fragment": (
+            ng.parse_fragment,
+            ("tensor_0 = a[0:128, 0:128]\n", {"a": (128, 128)}),
+            {"name": "f", "dtype": "float32", "target": "trn2"},
+        ),
+        "parse_program": (ng.parse_program, (str(ROOT), SHAPES), {"dtype": "float32", "target": "trn2"}),
         "read_program": (ng.read_program, (program_file,), {}),
         "register_plugin": (ng.register_plugin, (_Plugin(), "sweep_plugin"), {}),
         "replay": (ng.replay, (ROOT, [("data_reuse", 0)], None), {}),
@@ -81,7 +87,7 @@ def cases(tmp: Path) -> dict[str, Case]:
         "search": (
             ng.search,
             (ROOT, ["data_reuse"], "greedy", 2, 0, "trn2", None, "sampled", False),
-            {"samples": 2, "confirm": False},
+            {"workers": None, "samples": 2, "memo_bytes": 1 << 20, "confirm": False},
         ),
         "stitch_inputs": (ng.stitch_inputs, (STITCHED_PROGRAM, {"x": np.ones((64, 32)), **_weights()}), {}),
         "stitch_program": (ng.stitch_program, (WEIGHTS, ["w1", "w2"]), {}),
@@ -101,6 +107,11 @@ def cases(tmp: Path) -> dict[str, Case]:
         "unstitch": (ng.unstitch, (STITCHED_ARRAY, STITCH_META), {}),
         "write_dot": (ng.write_dot, (ROOT, tmp / "p.dot", "auto"), {"collapse": True}),
         "write_program": (ng.write_program, (ROOT, tmp / "p.nkg"), {}),
+        "Program": (
+            ng.Program,
+            (ROOT.name, ROOT.params, ROOT.statements, ROOT.returns),
+            {"target": "trn2", "outputs": ROOT.outputs, "fragment": False, "explicit_slices": False},
+        ),
         "nki_sim.simulate": (
             nki_sim.simulate,
             (KERNEL, ARRAYS["a"], ARRAYS["b"]),
@@ -145,11 +156,12 @@ EXCLUDED: dict[str, str] = {
     "nki_sim": "a module; its public functions are swept as nki_sim.*",
 }
 """Exported callables not swept, and why. Classes are excluded as a kind (see
-``CLASSES_EXCLUDED``), except ``nki_sim.Simulator``, which runs a kernel."""
+``CLASSES_EXCLUDED``), except ``Program`` and ``nki_sim.Simulator``."""
 
 CLASSES_EXCLUDED = (
     "Exception classes take any message; value records (Analysis, Artifact, CostReport, "
-    "Derivation, Edit, Match, Netlist, Operand, Param, Statement, ...) are built by the "
-    "library or by plugins from values it gave them and are checked where they are used "
-    "(Program verification, apply); Backend, CostModel, Op and Transform are base classes."
+    "Derivation, Edit, Match, Netlist, Operand, Param, Statement, ...) are named tuples or "
+    "dataclasses built by the library, or by plugins from values it gave them, and are "
+    "checked where they are used (Program(...) checks its Params, Statements and Operands; "
+    "apply checks Matches); Backend, CostModel, Op and Transform are base classes."
 )
