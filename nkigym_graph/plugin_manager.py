@@ -82,8 +82,15 @@ def register_plugin(plugin: ModuleType | object, name: str | None = None) -> Non
     hooks = [attr for attr in dir(plugin) if pm.parse_hookimpl_opts(plugin, attr) is not None]
     if not hooks:
         raise PluginError(f"plugin must have @nkigym_graph.hookimpl functions, got {describe_value(plugin)}")
-    pm.register(plugin, name=name)
-    pm.check_pending()
+    try:
+        pm.register(plugin, name=name)
+    except ValueError as err:  # pluggy: already registered, or the name is taken
+        raise PluginError(f"plugin cannot be registered: {str(err).splitlines()[0]}") from None
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as err:
+        pm.unregister(plugin)
+        raise PluginError(f"plugin cannot be registered: {err}") from None
     _registries.clear()
 
 

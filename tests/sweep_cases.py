@@ -107,6 +107,7 @@ def cases(tmp: Path) -> dict[str, Case]:
         "unstitch": (ng.unstitch, (STITCHED_ARRAY, STITCH_META), {}),
         "write_dot": (ng.write_dot, (ROOT, tmp / "p.dot", "auto"), {"collapse": True}),
         "write_program": (ng.write_program, (ROOT, tmp / "p.nkg"), {}),
+        "NetlistLimits": (ng.NetlistLimits, (), {"grid": 14, "t": 64, "block": 64, "total_tiles": 256}),
         "Program": (
             ng.Program,
             (ROOT.name, ROOT.params, ROOT.statements, ROOT.returns),
@@ -156,7 +157,7 @@ EXCLUDED: dict[str, str] = {
     "nki_sim": "a module; its public functions are swept as nki_sim.*",
 }
 """Exported callables not swept, and why. Classes are excluded as a kind (see
-``CLASSES_EXCLUDED``), except ``Program`` and ``nki_sim.Simulator``."""
+``CLASSES_EXCLUDED``), except ``NetlistLimits``, ``Program`` and ``nki_sim.Simulator``."""
 
 CLASSES_EXCLUDED = (
     "Exception classes take any message; value records (Analysis, Artifact, CostReport, "

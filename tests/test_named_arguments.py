@@ -76,6 +76,14 @@ CASES: list[tuple[Any, tuple[Any, ...], dict[str, Any], type, str]] = [
     (ng.compile_time_args, (STITCH_META, 0), {"target": b"x"}, ng.PluginError, "target must be .* got bytes"),
     (ng.circular_buffers, (None,), {}, StitchError, "netlist_or_program must be a Program or a netlist"),
     (ng.check_circular_buffers, (TT, 5), {}, ng.PluginError, "target must be .* got int 5"),
+    (
+        ng.NetlistLimits,
+        (),
+        {"grid": "x"},
+        ng.NetlistError,
+        "NetlistLimits grid must be an integer >= 1, got str",
+    ),
+    (ng.NetlistLimits, (), {"t": 0}, ng.NetlistError, "NetlistLimits t must be an integer >= 1, got 0"),
 ]
 
 
@@ -83,6 +91,38 @@ CASES: list[tuple[Any, tuple[Any, ...], dict[str, Any], type, str]] = [
 def test_the_argument_is_named(function: Any, args: tuple, kwargs: dict, error: type, message: str) -> None:
     with pytest.raises(error, match=message):
         function(*args, **kwargs)
+
+
+class _UnknownHook:
+    @ng.hookimpl
+    def nkigym_graph_no_such_hook(self) -> None:
+        """Not a hook of nkigym_graph."""
+
+
+def test_register_plugin_refuses_what_pluggy_refuses() -> None:
+    plugin = _UnknownHook()
+    with pytest.raises(
+        ng.PluginError, match="plugin cannot be registered: unknown hook 'nkigym_graph_no_such_hook'"
+    ):
+        ng.register_plugin(plugin)
+    assert not ng.get_plugin_manager().is_registered(plugin)
+    first = _TwiceRegistered()
+    ng.register_plugin(first, "sweep_twice")
+    try:
+        with pytest.raises(
+            ng.PluginError, match="plugin cannot be registered: Plugin name already registered"
+        ):
+            ng.register_plugin(_TwiceRegistered(), "sweep_twice")
+        with pytest.raises(ng.PluginError, match="plugin cannot be registered: Plugin already registered"):
+            ng.register_plugin(first)
+    finally:
+        ng.unregister_plugin(first)
+
+
+class _TwiceRegistered:
+    @ng.hookimpl
+    def nkigym_graph_register_transforms(self) -> list[Any]:
+        return []
 
 
 def test_saturate_steps_checks_before_the_first_batch() -> None:
