@@ -166,3 +166,35 @@ CLASSES_EXCLUDED = (
     "checked where they are used (Program(...) checks its Params, Statements and Operands; "
     "apply checks Matches); Backend, CostModel, Op and Transform are base classes."
 )
+
+
+def _matmul_shapes(shapes: dict[str, Any]) -> Any:
+    return ng.tile(_matmul, shapes)
+
+
+NESTED: dict[str, Callable[[Any], Any]] = {
+    "interpret: an input array": lambda v: ng.interpret(ROOT, a=v, b=ARRAYS["b"]),
+    "evaluate_netlist: an input": lambda v: ng.evaluate_netlist(NETLIST, {**NETLIST_INPUTS, "a": v}),
+    "simulate: an input array": lambda v: nki_sim.simulate(KERNEL, v, ARRAYS["b"]),
+    "profile: an input array": lambda v: nki_sim.profile(KERNEL, v, ARRAYS["b"]),
+    "stitch_inputs: a weight": lambda v: ng.stitch_inputs(STITCHED_PROGRAM, {**_weights(), "w1": v}),
+    "stitch_weights: a weight": lambda v: ng.stitch_weights([("w1", v), ("w2", np.ones((64, 64)))]),
+    "stitch_weights: a name": lambda v: ng.stitch_weights(
+        [(v, np.ones((64, 32))), ("w2", np.ones((64, 64)))]
+    ),
+    "unstitch: the array": lambda v: ng.unstitch(v, STITCH_META),
+    "tile: a shape": lambda v: _matmul_shapes({"a": v, "b": (128, 128)}),
+    "tile: a size": lambda v: _matmul_shapes({"a": (128, v), "b": (128, 128)}),
+    "parse_program: a shape": lambda v: ng.parse_program(str(ROOT), {"a": v, "b": (128, 256)}),
+    "parse_program: a dtype": lambda v: ng.parse_program(str(ROOT), dtype={"a": v}),
+    "search: a transform": lambda v: ng.search(ROOT, [v], budget=2, confirm=False),
+    "search: beam width": lambda v: ng.search(ROOT, budget=2, strategy="beam", width=v, confirm=False),
+    "search: an option": lambda v: ng.search(ROOT, budget=2, confirm=False, bogus=v),
+    "saturate: a transform": lambda v: ng.saturate(ROOT, [v]),
+    "replay: a step": lambda v: ng.replay(ROOT, [v]),
+    "check_netlist: ignore": lambda v: ng.check_netlist(NETLIST, ignore=[v]),
+    "emit: an option": lambda v: ng.emit(ROOT, "nki", bogus=v),
+    "tensor_tensor: y": lambda v: ng.tensor_tensor(X, v),
+    "nc_matmul: rhs": lambda v: ng.nc_matmul(X, v),
+}
+"""Wrong values inside containers and in ``**options``: the same rule holds there."""

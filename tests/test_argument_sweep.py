@@ -6,6 +6,7 @@ The calls are in ``sweep_cases.py``; exported callables left out are listed ther
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import signal
 import tempfile
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sweep_cases import EXCLUDED, Case, cases
+from sweep_cases import EXCLUDED, NESTED, Case, cases
 
 import nkigym_graph as ng
 from nkigym_graph import nki_sim
@@ -50,19 +51,35 @@ def test_a_wrong_argument_is_refused_by_name(
         args[position] = WRONG[wrong]
     else:
         kwargs[position] = WRONG[wrong]
+    try:
+        with contextlib.suppress(ng.NkigymError), _deadline():
+            result = function(*args, **kwargs)
+            if inspect.isgenerator(result):
+                list(result)
+    finally:
+        if name == "register_plugin" and ng.get_plugin_manager().is_registered(args[0]):
+            ng.unregister_plugin(args[0])
+
+
+@pytest.mark.parametrize("wrong", list(WRONG))
+@pytest.mark.parametrize("where", list(NESTED))
+def test_a_wrong_value_inside_an_argument_is_refused(
+    where: str, wrong: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with contextlib.suppress(ng.NkigymError), _deadline():
+        NESTED[where](WRONG[wrong])
+
+
+@contextlib.contextmanager
+def _deadline() -> Iterator[None]:
     previous = signal.signal(signal.SIGALRM, _timeout)
     signal.alarm(SECONDS)
     try:
-        result = function(*args, **kwargs)
-        if inspect.isgenerator(result):
-            list(result)
-    except ng.NkigymError:
-        pass
+        yield
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
-        if name == "register_plugin" and ng.get_plugin_manager().is_registered(args[0]):
-            ng.unregister_plugin(args[0])
 
 
 def test_every_export_is_swept_or_excluded() -> None:
