@@ -40,7 +40,7 @@ def _matmul(a: Any, b: Any) -> Any:
     return ng.nc_matmul(a, b)
 
 
-class _Plugin:
+class EmptyPlugin:
     """A plugin adding no transforms."""
 
     @ng.hookimpl
@@ -80,7 +80,7 @@ def cases(tmp: Path) -> dict[str, Case]:
         ),
         "parse_program": (ng.parse_program, (str(ROOT), SHAPES), {"dtype": "float32", "target": "trn2"}),
         "read_program": (ng.read_program, (program_file,), {}),
-        "register_plugin": (ng.register_plugin, (_Plugin(), "sweep_plugin"), {}),
+        "register_plugin": (ng.register_plugin, (EmptyPlugin(), "sweep_plugin"), {}),
         "replay": (ng.replay, (ROOT, [("data_reuse", 0)], None), {}),
         "saturate": (ng.saturate, (ROOT, ["data_reuse"]), {"check": False, "seed": 0}),
         "saturate_steps": (ng.saturate_steps, (ROOT, ["data_reuse"]), {}),
@@ -103,7 +103,7 @@ def cases(tmp: Path) -> dict[str, Case]:
         ),
         "to_dot": (ng.to_dot, (ROOT, "auto"), {"collapse": True}),
         "to_dot_diff": (ng.to_dot_diff, (ROOT, ROOT, "auto"), {"collapse": True}),
-        "unregister_plugin": (ng.unregister_plugin, (_Plugin(),), {}),
+        "unregister_plugin": (ng.unregister_plugin, (EmptyPlugin(),), {}),
         "unstitch": (ng.unstitch, (STITCHED_ARRAY, STITCH_META), {}),
         "write_dot": (ng.write_dot, (ROOT, tmp / "p.dot", "auto"), {"collapse": True}),
         "write_program": (ng.write_program, (ROOT, tmp / "p.nkg"), {}),

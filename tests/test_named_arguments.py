@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from sweep_cases import MATCH, ROOT, STITCH_META, TT, WEIGHTS
+from sweep_cases import MATCH, ROOT, STITCH_META, TT, WEIGHTS, EmptyPlugin
 
 import nkigym_graph as ng
 from nkigym_graph.stitching import StitchError
@@ -106,23 +106,17 @@ def test_register_plugin_refuses_what_pluggy_refuses() -> None:
     ):
         ng.register_plugin(plugin)
     assert not ng.get_plugin_manager().is_registered(plugin)
-    first = _TwiceRegistered()
+    first = EmptyPlugin()
     ng.register_plugin(first, "sweep_twice")
     try:
         with pytest.raises(
             ng.PluginError, match="plugin cannot be registered: Plugin name already registered"
         ):
-            ng.register_plugin(_TwiceRegistered(), "sweep_twice")
+            ng.register_plugin(EmptyPlugin(), "sweep_twice")
         with pytest.raises(ng.PluginError, match="plugin cannot be registered: Plugin already registered"):
             ng.register_plugin(first)
     finally:
         ng.unregister_plugin(first)
-
-
-class _TwiceRegistered:
-    @ng.hookimpl
-    def nkigym_graph_register_transforms(self) -> list[Any]:
-        return []
 
 
 def test_saturate_steps_checks_before_the_first_batch() -> None:
