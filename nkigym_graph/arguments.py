@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nkigym_graph.program import Program
 
 ErrorType = Callable[[str], Exception]
 
@@ -40,3 +43,10 @@ def require_type(value: Any, kind: type | tuple[type, ...], name: str, error: Er
     if not isinstance(value, kind):
         raise error(f"{name} must be {what}, got {describe(value)}")
     return value
+
+
+def require_program(value: Any, name: str, error: ErrorType) -> Program:
+    """``value`` if it is a ``Program``."""
+    from nkigym_graph.program import Program
+
+    return require_type(value, Program, name, error, "a Program (from tile or parse_program)")

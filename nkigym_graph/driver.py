@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from nkigym_graph.arguments import require_type
+from nkigym_graph.arguments import describe, require_int, require_type
 from nkigym_graph.collector import collector_paused
 from nkigym_graph.errors import PluginError, TransformError
 from nkigym_graph.plugin_manager import lookup, notify_rewritten, registered_transforms
@@ -47,7 +47,7 @@ def get_transform(name: str | Transform) -> Transform:
 def check_program(program: object, function: str) -> Program:
     """``program`` itself, if it is a Program."""
     if not isinstance(program, Program):
-        raise TransformError(f"{function}: program must be a Program, got {type(program).__name__}")
+        raise TransformError(f"{function}: program must be a Program, got {describe(program)}")
     return program
 
 
@@ -70,7 +70,12 @@ def apply(program: Program, transform: str | Transform, match: Match) -> Program
 
 def explain(program: Program, transform: str | Transform, *nodes: int) -> str:
     """Why statements ``nodes`` do or do not form a match of ``transform``."""
-    return get_transform(transform).explain(check_program(program, "explain"), *nodes)
+    check_program(program, "explain")
+    for node in nodes:
+        require_int(node, "nodes", TransformError)
+        if node >= len(program):
+            raise TransformError(f"nodes must be statement indexes below {len(program)}, got {node}")
+    return get_transform(transform).explain(program, *nodes)
 
 
 @dataclass(frozen=True)
@@ -85,11 +90,15 @@ class Batch:
 def saturate_steps(
     program: Program, names: Sequence[str | Transform] | None = None
 ) -> Iterator[tuple[Batch, Program]]:
-    """Saturation one batch at a time (see the module docstring)."""
+    """Saturation one batch at a time (see the module docstring); the arguments are
+    checked when it is called, before the first batch."""
     check_program(program, "saturate")
-    if isinstance(names, str):
-        raise TransformError(f"saturate: names must be a list of transform names, got the string {names!r}")
-    chosen = [get_transform(n) for n in (names if names is not None else DEFAULT_PIPELINE)]
+    if names is not None:
+        require_type(names, (list, tuple), "saturate: names", TransformError, "a list of transform names")
+    return _batches(program, [get_transform(n) for n in (names if names is not None else DEFAULT_PIPELINE)])
+
+
+def _batches(program: Program, chosen: list[Transform]) -> Iterator[tuple[Batch, Program]]:
     history: list[Batch] = []
     progress = True
     while progress:
@@ -150,6 +159,8 @@ def saturate(
     sampled outputs after each batch, every output of the result. A difference raises
     ``TransformError`` naming the first batch that introduced it.
     """
+    require_type(check, bool, "saturate: check", TransformError, "True or False")
+    require_int(seed, "saturate: seed", TransformError)
     if not check:
         result = program
         for _, after in saturate_steps(program, names):

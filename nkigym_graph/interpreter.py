@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from nkigym_graph.arguments import describe, require_program
 from nkigym_graph.errors import NkigymError, ResourceLimitError
 from nkigym_graph.memory_limit import DEFAULT_MAX_BYTES, check_memory
 from nkigym_graph.program import Program
@@ -105,6 +106,14 @@ def interpret(
     ``ResourceLimitError`` before anything is allocated, as is one numpy cannot allocate.
     (``max_bytes`` is typed ``Any`` only so that ``**arrays`` of numpy arrays type-checks.)
     """
+    require_program(program, "program", NkigymError)
+    if dtype is not None:
+        try:
+            np.dtype(dtype)
+        except TypeError:
+            raise NkigymError(
+                f"interpret: dtype must be a numpy dtype or None, got {describe(dtype)}"
+            ) from None
     if max_bytes is not None and (type(max_bytes) is not int or max_bytes < 0):
         raise NkigymError(f"interpret: max_bytes must be a non-negative int or None, got {max_bytes!r}")
     try:

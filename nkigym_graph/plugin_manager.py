@@ -19,6 +19,8 @@ from typing import Any, TypeVar
 import pluggy
 
 from nkigym_graph import hookspecs
+from nkigym_graph.arguments import describe as describe_value
+from nkigym_graph.arguments import require_type
 from nkigym_graph.errors import PluginError
 from nkigym_graph.foreign_errors import describe, where
 from nkigym_graph.hookspecs import PROJECT
@@ -75,14 +77,29 @@ def get_plugin_manager() -> pluggy.PluginManager:
 def register_plugin(plugin: ModuleType | object, name: str | None = None) -> None:
     """Register a plugin object or module at run time (tests, notebooks, scripts)."""
     pm = get_plugin_manager()
-    pm.register(plugin, name=name)
-    pm.check_pending()
+    if name is not None:
+        require_type(name, str, "name", PluginError, "a str or None")
+    hooks = [attr for attr in dir(plugin) if pm.parse_hookimpl_opts(plugin, attr) is not None]
+    if not hooks:
+        raise PluginError(f"plugin must have @nkigym_graph.hookimpl functions, got {describe_value(plugin)}")
+    try:
+        pm.register(plugin, name=name)
+    except ValueError as err:  # pluggy: already registered, or the name is taken
+        raise PluginError(f"plugin cannot be registered: {str(err).splitlines()[0]}") from None
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as err:
+        pm.unregister(plugin)
+        raise PluginError(f"plugin cannot be registered: {err}") from None
     _registries.clear()
 
 
 def unregister_plugin(plugin: ModuleType | object) -> None:
     """Undo ``register_plugin``."""
-    get_plugin_manager().unregister(plugin)
+    pm = get_plugin_manager()
+    if not pm.is_registered(plugin):
+        raise PluginError(f"plugin is not registered: {describe_value(plugin)}")
+    pm.unregister(plugin)
     _registries.clear()
 
 
@@ -157,6 +174,7 @@ def registered_targets() -> Mapping[str, Any]:
 
 def lookup(kind: str, registry: Mapping[str, T], name: str) -> T:
     """``registry[name]`` or a PluginError listing what exists."""
+    require_type(name, str, kind, PluginError, f"a {kind} name")
     try:
         return registry[name]
     except KeyError:

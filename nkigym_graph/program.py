@@ -35,8 +35,10 @@ from nkigym_graph.canonical_hash import derived_node_keys, node_keys, program_ke
 from nkigym_graph.capacity import check_capacity
 from nkigym_graph.collector import collector_paused
 from nkigym_graph.dependencies import Use, build_dependencies
+from nkigym_graph.errors import VerificationError
 from nkigym_graph.graph_build import frozen_digraph
 from nkigym_graph.indexes import ProgramIndex
+from nkigym_graph.program_arguments import check_header, params_of, returns_of, statements_of
 from nkigym_graph.statement import Statement
 from nkigym_graph.targets import TRN2, Target, get_target
 from nkigym_graph.variables import Param, Variable, build_variables
@@ -124,13 +126,14 @@ class Program:
         explicit_slices: bool,
     ) -> None:
         put = object.__setattr__
-        stmts = tuple(statements)
+        check_header(name, fragment, explicit_slices)
+        stmts = statements_of(statements)
         put(self, "name", name)
-        put(self, "params", tuple(Param(*p) for p in params))
+        put(self, "params", params_of(params, "params"))
         put(self, "statements", stmts)
-        put(self, "returns", (returns,) if isinstance(returns, str) else tuple(returns))
+        put(self, "returns", returns_of(returns))
         put(self, "target", get_target(target))
-        put(self, "outputs", tuple(Param(*p) for p in outputs))
+        put(self, "outputs", params_of(outputs, "outputs"))
         put(self, "fragment", fragment)
         put(self, "explicit_slices", explicit_slices)
         self._init_caches(None)
@@ -221,7 +224,7 @@ class Program:
         }
         unknown = set(changes) - set(fields)
         if unknown:
-            raise TypeError(f"Program has no field(s) {sorted(unknown)}")
+            raise VerificationError("argument", f"replace: Program has no field(s) {sorted(unknown)}")
         fields.update(changes)
         return Program(
             fields.pop("name"),

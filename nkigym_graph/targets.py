@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from nkigym_graph.arguments import require_type
 from nkigym_graph.errors import PluginError
 
 
@@ -170,6 +171,7 @@ def get_target(target: str | Target) -> Target:
     """Resolve a target by name or pass one through."""
     if isinstance(target, Target):
         return target
+    require_type(target, str, "target", PluginError, "a target name or a Target")
     key = target.lower()
     if key in BUILTIN_TARGETS:
         return BUILTIN_TARGETS[key]

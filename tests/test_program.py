@@ -8,7 +8,7 @@ import networkx as nx
 import pytest
 from support import seed_text
 
-from nkigym_graph import parse_program
+from nkigym_graph import VerificationError, parse_program
 from nkigym_graph.synthetic import tiled_matmul
 
 
@@ -53,7 +53,7 @@ def test_replace_returns_a_new_verified_snapshot(program) -> None:
     other = program.replace(name="renamed")
     assert other is not program and other.name == "renamed" and program.name == "tiled_matmul"
     assert other == program  # canonical equality ignores the name
-    with pytest.raises(TypeError, match="no field"):
+    with pytest.raises(VerificationError, match="no field"):
         program.replace(colour="red")
 
 

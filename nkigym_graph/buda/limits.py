@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from nkigym_graph.arguments import require_int
 from nkigym_graph.buda.arch import ARCH_TARGETS
+from nkigym_graph.buda.errors import NetlistError
 from nkigym_graph.buda.fields import Where
 from nkigym_graph.buda.model import Dims, Op, Queue
 from nkigym_graph.buda.tms import Tm
@@ -50,6 +52,10 @@ class NetlistLimits:
     block: int = 1024
     tensor_tiles: int = 1 << 16
     total_tiles: int = 1 << 18
+
+    def __post_init__(self) -> None:
+        for item in fields(self):
+            require_int(getattr(self, item.name), f"NetlistLimits {item.name}", NetlistError, minimum=1)
 
 
 DEFAULT_LIMITS = NetlistLimits()

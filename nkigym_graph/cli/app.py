@@ -34,7 +34,7 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     from nkigym_graph import __version__
     from nkigym_graph.cli.inputs import positive_int
-    from nkigym_graph.cli.kernel_process import CPU_SECONDS, MEMORY_MB
+    from nkigym_graph.cli.kernel_process import add_limit_arguments
     from nkigym_graph.dtypes import ALIASES, choices
     from nkigym_graph.tiling.arguments import MAX_STATEMENTS
 
@@ -110,18 +110,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--program", help="reference program file: compare with its interpretation")
     p.add_argument("--shape", action="append", metavar="NAME=DIMxDIM")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "--cpu-seconds",
-        type=positive_int,
-        default=CPU_SECONDS,
-        help=f"CPU-time limit of the kernel's process (default {CPU_SECONDS})",
-    )
-    p.add_argument(
-        "--memory-mb",
-        type=positive_int,
-        default=MEMORY_MB,
-        help=f"memory (address-space) limit of the kernel's process in MiB (default {MEMORY_MB})",
-    )
+    add_limit_arguments(p)
     p.set_defaults(run=commands.simulate)
 
     profile_command.add_parser(sub)

@@ -13,6 +13,7 @@ from nkigym_graph.cli.inputs import UsageError, existing_file, load_function, pa
 from nkigym_graph.cli.kernel_process import run_kernel
 from nkigym_graph.cli.listing import op_lines
 from nkigym_graph.dtypes import resolve_dtype
+from nkigym_graph.numeric import errors, magnitude
 from nkigym_graph.plugin_manager import plugin_sources
 from nkigym_graph.text import dumps_program, read_program, write_program
 
@@ -114,9 +115,8 @@ def simulate(args: argparse.Namespace) -> int:
     if np.shape(expected) != result.shape:
         print(f"MISMATCH: the kernel returned shape {tuple(result.shape)}, the program {np.shape(expected)}")
         return 1
-    error = float(np.max(np.abs(np.asarray(result, np.float64) - expected)))
-    scale = float(np.max(np.abs(expected))) or 1.0
-    ok = error <= 1e-4 * scale + 1e-5
+    error = float(errors(result, expected).max(initial=0.0))  # equal infs and nans agree
+    ok = error <= 1e-4 * (magnitude(expected) or 1.0) + 1e-5
     print(f"max |simulated - interpreted| = {error:.3e} ({'ok' if ok else 'MISMATCH'})")
     return 0 if ok else 1
 

@@ -1,8 +1,12 @@
-"""The child side of ``nkigym-graph simulate``: run one kernel file, write what it returned.
+"""The child side of ``nkigym-graph simulate`` and ``profile``: run one kernel file, write
+what it returned.
 
-``python -m nkigym_graph.cli.kernel_child WORKDIR KERNEL.py`` reads ``inputs.npz``
-from WORKDIR, simulates the kernel on them and writes ``outputs.npz`` (as float32) and
-``result.json`` (the report, the outputs' dtypes, or the error). Everything the kernel
+``python -m nkigym_graph.cli.kernel_child WORKDIR KERNEL.py`` reads ``inputs.npz`` and
+``job.json`` from WORKDIR. A ``simulate`` job simulates the kernel on the inputs and
+writes ``outputs.npz`` (as float32) and ``result.json`` (the report, the outputs'
+dtypes, or the error); a ``profile`` job casts the inputs to the job's ``dtype``,
+profiles the kernel on ``target``, writes the ``trace`` and ``timeline`` files asked for
+and records the profile's summary as the report. Everything the kernel
 raises, including ``SystemExit``, is recorded, never passed on; the parent
 (``kernel_process``) sets the resource limits and reads the result.
 """
@@ -25,6 +29,9 @@ def run(workdir: Path, kernel: Path) -> dict[str, Any]:
     try:
         with np.load(workdir / "inputs.npz") as data:
             inputs = [data[f"arr_{i}"] for i in range(len(data.files))]
+        job = json.loads((workdir / "job.json").read_text())
+        if job["mode"] == "profile":
+            return _profile(kernel, inputs, job)
         outputs, report = simulate(kernel.read_text(), *inputs, report=True)
         arrays = list(outputs) if isinstance(outputs, tuple | list) else [outputs]
         if not arrays or not all(isinstance(a, np.ndarray) for a in arrays):
@@ -39,6 +46,20 @@ def run(workdir: Path, kernel: Path) -> dict[str, Any]:
         if _caused_by(err, MemoryError) or "MemoryError" in str(err):
             return {"error": "the kernel ran out of memory", "kind": "memory"}
         return {"error": describe(err), "kind": "error"}
+
+
+def _profile(kernel: Path, inputs: list[np.ndarray], job: dict[str, Any]) -> dict[str, Any]:
+    from nkigym_graph.nki_sim import profile
+    from nkigym_graph.nki_sim.dtypes import to_dtype
+
+    dtype = to_dtype(job["dtype"])
+    prof = profile(kernel.read_text(), *[a.astype(dtype) for a in inputs], target=job["target"])
+    lines = [prof.summary()]
+    if job.get("trace"):
+        lines.append(f"trace: {prof.write_trace(job['trace'])} (open in ui.perfetto.dev or chrome://tracing)")
+    if job.get("timeline"):
+        lines.append(f"timeline: {prof.write_timeline(job['timeline'])}")
+    return {"dtypes": [], "report": "\n".join(lines)}
 
 
 def _caused_by(err: BaseException | None, kind: type[BaseException]) -> bool:

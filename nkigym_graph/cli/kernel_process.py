@@ -1,14 +1,16 @@
 """Running a kernel file in a child process with CPU-time, memory and wall-time limits.
 
-A kernel file is Python and ``simulate`` runs it with full builtins. The CLI runs it
-in a child process (``kernel_child``) limited by ``resource.setrlimit``: CPU seconds
-(``RLIMIT_CPU``) and address space (``RLIMIT_AS``), plus a wall-clock timeout, so a
-kernel that loops, allocates without bound or exits cannot take the caller down. Each
-way it can fail is a ``KernelProcessError`` saying which limit (and its flag).
+A kernel file is Python and ``simulate`` runs it with full builtins. The CLI's
+``simulate`` and ``profile`` run it in a child process (``kernel_child``) limited by
+``resource.setrlimit``: CPU seconds (``RLIMIT_CPU``) and address space (``RLIMIT_AS``),
+plus a wall-clock timeout, so a kernel that loops, allocates without bound or exits
+cannot take the caller down. Each way it can fail is a ``KernelProcessError`` saying
+which limit (and its flag).
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -17,7 +19,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -33,8 +35,27 @@ class KernelProcessError(NkigymError):
     """The kernel's process failed: a limit was hit, the kernel raised or exited early."""
 
 
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``--cpu-seconds`` and ``--memory-mb`` flags of a command running a kernel file."""
+    from nkigym_graph.cli.inputs import positive_int
+
+    parser.add_argument(
+        "--cpu-seconds",
+        type=positive_int,
+        default=CPU_SECONDS,
+        help=f"CPU-time limit of the kernel's process (default {CPU_SECONDS})",
+    )
+    parser.add_argument(
+        "--memory-mb",
+        type=positive_int,
+        default=MEMORY_MB,
+        help=f"memory (address-space) limit of the kernel's process in MiB (default {MEMORY_MB})",
+    )
+
+
 class KernelRun(NamedTuple):
-    """What the kernel returned (as float32 arrays), their dtypes and the simulator's report."""
+    """What the kernel returned (as float32 arrays), their dtypes and the simulator's report
+    (the profile's summary for a ``profile`` job)."""
 
     outputs: list[np.ndarray]
     dtypes: list[str]
@@ -46,12 +67,18 @@ def run_kernel(
     inputs: Mapping[str, np.ndarray],
     cpu_seconds: int = CPU_SECONDS,
     memory_mb: int = MEMORY_MB,
+    job: Mapping[str, Any] | None = None,
 ) -> KernelRun:
-    """Simulate ``kernel`` on ``inputs`` in a limited child process."""
+    """Simulate ``kernel`` on ``inputs`` in a limited child process.
+
+    ``job`` asks the child for a profile instead: ``{"mode": "profile", "dtype": ...,
+    "target": ..., "trace": path or None, "timeline": path or None}`` (see ``kernel_child``).
+    """
     wall = 2 * cpu_seconds + 30
     with tempfile.TemporaryDirectory(prefix="nkigym-kernel-") as tmp:
         workdir = Path(tmp)
         np.savez(workdir / "inputs.npz", *inputs.values())
+        (workdir / "job.json").write_text(json.dumps(dict(job or {"mode": "simulate"})))
         command = [sys.executable, "-m", "nkigym_graph.cli.kernel_child", str(workdir), str(kernel.resolve())]
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
         try:
@@ -77,8 +104,10 @@ def run_kernel(
         if "error" in record:
             hint = f" (limit {memory_mb} MiB: --memory-mb)" if record.get("kind") == "memory" else ""
             raise KernelProcessError(f"{kernel}: {record['error']}{hint}")
-        with np.load(workdir / "outputs.npz") as data:
-            outputs = [data[f"arr_{i}"] for i in range(len(data.files))]
+        outputs: list[np.ndarray] = []
+        if (workdir / "outputs.npz").is_file():
+            with np.load(workdir / "outputs.npz") as data:
+                outputs = [data[f"arr_{i}"] for i in range(len(data.files))]
         return KernelRun(outputs, record["dtypes"], record["report"])
 
 

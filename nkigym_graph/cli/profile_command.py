@@ -1,21 +1,27 @@
-"""``nkigym-graph profile KERNEL.py --shape ...``: time an NKI kernel on the engine model."""
+"""``nkigym-graph profile KERNEL.py --shape ...``: time an NKI kernel on the engine model.
+
+The kernel file is Python: like ``simulate``, it runs in a child process with CPU-time
+and memory limits (``kernel_process``), so a bad kernel cannot take the command down.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 
 from nkigym_graph.cli.inputs import UsageError, existing_file, parse_shapes
-from nkigym_graph.nki_sim import profile as profile_kernel
+from nkigym_graph.cli.kernel_process import add_limit_arguments, run_kernel
 from nkigym_graph.nki_sim.dtypes import to_dtype
+from nkigym_graph.targets import get_target
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register the ``profile`` command."""
     p = sub.add_parser(
         "profile",
-        help="time an NKI kernel file on the timing model (profiled, not measured)",
+        help="time an NKI kernel file (Python, in a limited child process) on the timing model",
         description="Run an NKI kernel in the simulator on random inputs and time its instruction "
         "stream on a model of one NeuronCore's engines and DMA queues. Prints total time, MFU, "
         "busy engines, DMA bandwidth, the critical resource and the top stalls.",
@@ -29,6 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--trace", metavar="OUT.json", help="write a Chrome / Perfetto trace (ui.perfetto.dev)")
     p.add_argument("--timeline", metavar="OUT.svg", help="draw a per-engine timeline (needs matplotlib)")
+    add_limit_arguments(p)
     p.set_defaults(run=run)
 
 
@@ -41,12 +48,15 @@ def run(args: argparse.Namespace) -> int:
     if dtype is None:
         raise UsageError(f"unknown dtype {args.dtype!r}: try float32 or bfloat16")
     rng = np.random.default_rng(args.seed)
-    inputs = [rng.standard_normal(shape).astype(dtype) for shape in shapes.values()]
-    prof = profile_kernel(kernel.read_text(), *inputs, target=args.target)
+    inputs = {name: rng.standard_normal(shape) for name, shape in shapes.items()}  # cast in the child
+    job = {
+        "mode": "profile",
+        "dtype": args.dtype.removeprefix("nl."),
+        "target": get_target(args.target).name,
+        "trace": str(Path(args.trace).resolve()) if args.trace else None,
+        "timeline": str(Path(args.timeline).resolve()) if args.timeline else None,
+    }
+    run = run_kernel(kernel, inputs, cpu_seconds=args.cpu_seconds, memory_mb=args.memory_mb, job=job)
     print(f"profiled {kernel}")
-    print(prof.summary())
-    if args.trace:
-        print(f"trace: {prof.write_trace(args.trace)} (open in ui.perfetto.dev or chrome://tracing)")
-    if args.timeline:
-        print(f"timeline: {prof.write_timeline(args.timeline)}")
+    print(run.report)
     return 0

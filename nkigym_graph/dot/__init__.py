@@ -13,9 +13,11 @@ Modules: ``style`` (colours), ``scene`` (what is drawn), ``folding``, ``diff``,
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nkigym_graph.arguments import describe, require_program, require_type
 from nkigym_graph.dot.diff import diff_scene
 from nkigym_graph.dot.folding import AUTO_FOLD_ABOVE, FOLDS, Fold, group_keys, group_label, resolve_fold
 from nkigym_graph.dot.render import render
@@ -38,7 +40,7 @@ def to_dot(program: Program, fold: Fold = "auto", *, collapse: bool = True) -> p
     ``"tile"``, ``"op"``, ``"none"``/None, or a function ``statement -> group key``.
     ``collapse``: draw each group as one node (True) or as a cluster of its statements.
     """
-    _check_program(program, "to_dot")
+    require_program(program, "program", NkigymError)
     chosen = resolve_fold(fold, len(program))
     grouping = group_keys(program, chosen, coarsen=fold == "auto")
     scene = program_scene(program, grouping.keys)
@@ -49,8 +51,8 @@ def to_dot_diff(before: Program, after: Program, fold: Fold = "auto", *, collaps
     """A picture of ``after`` showing what changed from ``before``: added statements
     green, changed ones yellow, removed ones (from ``before``) red and dashed, the
     rest grey; statements are matched by canonical key. Folding as in ``to_dot``."""
-    _check_program(before, "to_dot_diff: before")
-    _check_program(after, "to_dot_diff: after")
+    require_program(before, "before", NkigymError)
+    require_program(after, "after", NkigymError)
     chosen = resolve_fold(fold, max(len(before), len(after)))
     coarsen = fold == "auto"
     before_grouping = group_keys(before, chosen, coarsen=coarsen)
@@ -67,17 +69,14 @@ def write_dot(
     import pydot
 
     if not isinstance(program, (Program, pydot.Dot)):
-        raise NkigymError(f"write_dot takes a Program or a pydot.Dot, got {type(program).__name__}")
+        raise NkigymError(f"program must be a Program or a pydot.Dot, got {describe(program)}")
+    require_type(path, (str, os.PathLike), "path", NkigymError, "a file path (str or Path)")
     dot = to_dot(program, fold, collapse=collapse) if isinstance(program, Program) else program
     return save(dot, path)
 
 
-def _check_program(value: object, what: str) -> None:
-    if not isinstance(value, Program):
-        raise NkigymError(f"{what} takes a Program, got {type(value).__name__}")
-
-
 def _draw(scene: Scene, fold: Fold, collapse: bool, name: str, fold_name: str) -> pydot.Dot:
+    require_type(collapse, bool, "collapse", NkigymError, "True or False")
     if fold is not None:
         keys = dict.fromkeys(box.group for box in scene.boxes if box.group is not None)
         scene.group_labels = {key: group_label(key, fold) for key in keys}

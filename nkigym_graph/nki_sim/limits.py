@@ -30,6 +30,7 @@ A kernel is Python run with full builtins, so these bound it from outside:
 from __future__ import annotations
 
 import ctypes
+import functools
 import signal
 import sys
 import threading
@@ -39,6 +40,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any, TypeVar
 
+from nkigym_graph.arguments import require_type
 from nkigym_graph.nki_sim.errors import NKISimulationError
 from nkigym_graph.nki_sim.state import traceback_line
 
@@ -50,6 +52,15 @@ DEFAULT_TIMEOUT = 300.0
 """Seconds of wall time one run may take."""
 REPEAT_SECONDS = 0.05
 """How often the watchdog raises again in a kernel that caught :class:`KernelTimeout`."""
+
+
+def check_arguments(kernel_name: object, **flags: object) -> None:
+    """Rule ``argument.value``: ``kernel_name`` is a str or None, each flag True or False."""
+    error = functools.partial(NKISimulationError, "argument.value", instruction="simulate")
+    if kernel_name is not None:
+        require_type(kernel_name, str, "kernel_name", error, "a kernel function's name or None")
+    for name, flag in flags.items():
+        require_type(flag, bool, name, error, "True or False")
 
 
 def check_limits(max_instructions: object, timeout: object) -> None:

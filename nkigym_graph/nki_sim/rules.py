@@ -88,6 +88,8 @@ Kernel
     ``limit.time``             the kernel ran longer than ``timeout`` seconds of wall time
     ``limit.value``            a ``max_instructions`` or ``timeout`` that is not None or a
                                non-negative number
+    ``argument.value``         a ``kernel_name`` that is not a str or None, or a ``report``
+                               or ``profile`` flag that is not True or False
     ``api.unsupported``        an ``nki`` name the simulator does not provide
     ``simulation.inactive``    an NKI call outside a running simulation
     ``target.family``          a target that is not an AWS Neuron core

@@ -28,7 +28,13 @@ from nkigym_graph.nki_sim.alloc import capacity, wrap_input
 from nkigym_graph.nki_sim.buffers import PSUM, SBUF
 from nkigym_graph.nki_sim.dtypes import to_dtype
 from nkigym_graph.nki_sim.errors import NKISimulationError
-from nkigym_graph.nki_sim.limits import DEFAULT_MAX_INSTRUCTIONS, DEFAULT_TIMEOUT, check_limits, contained
+from nkigym_graph.nki_sim.limits import (
+    DEFAULT_MAX_INSTRUCTIONS,
+    DEFAULT_TIMEOUT,
+    check_arguments,
+    check_limits,
+    contained,
+)
 from nkigym_graph.nki_sim.loader import KernelSource, instantiate, load_source
 from nkigym_graph.nki_sim.memory import peak_usage
 from nkigym_graph.nki_sim.modules import build_modules
@@ -175,6 +181,7 @@ class Simulator:
         profile: bool = False,
     ) -> None:
         check_limits(max_instructions, timeout)
+        check_arguments(kernel_name, profile=profile)
         self.max_instructions = max_instructions
         self.timeout = timeout
         self.target = get_target(target)
@@ -278,6 +285,7 @@ def simulate(
     times the run (:func:`nkigym_graph.nki_sim.profile`). Other keyword arguments go to
     the kernel.
     """
+    check_arguments(kernel_name, report=report)
     sim = Simulator(
         kernel_or_source,
         target=target,

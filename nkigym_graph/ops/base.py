@@ -10,7 +10,7 @@ so the same op serves Trainium and Tenstorrent.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -61,7 +61,7 @@ class Op:
             return f"missing attribute(s) {sorted(expected - names)}"
         for key, value in attrs:
             choices = self.attr_choices.get(key)
-            if choices is not None and value not in choices:
+            if choices is not None and (not isinstance(value, Hashable) or value not in choices):
                 return f"{key}={value!r} is not one of {sorted(choices)}"
         return None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from nkigym_graph.arguments import require_type
 from nkigym_graph.errors import PluginError
 from nkigym_graph.ops.base import Op
 
@@ -19,6 +20,7 @@ def register_op(op: Op) -> Op:
 
 def get_op(name: str) -> Op:
     """The op singleton called ``name``."""
+    require_type(name, str, "op", PluginError, "an op name")
     try:
         return _OPS[name]
     except KeyError:

@@ -75,8 +75,9 @@ def search(
     seed = require_int(seed, "seed", SearchError)
     samples = require_int(samples, "samples", SearchError, minimum=1)
     memo_bytes = require_int(memo_bytes, "memo_bytes", SearchError)
-    if progress is not None:
-        require_type(progress, bool, "progress", SearchError, "None, True or False")
+    for flag, value in (("progress", progress), ("confirm", confirm)):
+        if value is not None:
+            require_type(value, bool, flag, SearchError, "None, True or False")
     resolved = transform_list(transforms)
     if not resolved:
         raise SearchError("search needs at least one transform")

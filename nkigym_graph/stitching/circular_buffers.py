@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from nkigym_graph.arguments import require_type
 from nkigym_graph.buda.netlist import Netlist, load_netlist
 from nkigym_graph.program import Program
 from nkigym_graph.stitching.cb_count import (
@@ -31,6 +32,7 @@ from nkigym_graph.stitching.cb_count import (
 )
 from nkigym_graph.stitching.cb_netlist import netlist_arch, netlist_kernels
 from nkigym_graph.stitching.cb_program import program_kernel
+from nkigym_graph.stitching.errors import StitchError
 from nkigym_graph.targets import Target, get_target
 
 ProgramOrNetlist = Program | Netlist | Mapping[str, Any] | str | Path
@@ -49,6 +51,10 @@ def circular_buffers(
         target = get_target(arch) if arch is not None else netlist_or_program.target
         kernels: tuple[KernelBuffers, ...] = (program_kernel(netlist_or_program),)
     else:
+        what = "a Program or a netlist (Netlist, parsed map, YAML text or pathlib.Path)"
+        require_type(
+            netlist_or_program, (str, Path, Mapping, Netlist), "netlist_or_program", StitchError, what
+        )
         netlist = load_netlist(netlist_or_program)
         target = get_target(arch) if arch is not None else netlist_arch(netlist)
         kernels = tuple(netlist_kernels(netlist))

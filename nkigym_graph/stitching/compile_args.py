@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 
+from nkigym_graph.arguments import require_type
 from nkigym_graph.stitching.errors import StitchError
 from nkigym_graph.stitching.metadata import StitchMetadata
-from nkigym_graph.targets import Target
+from nkigym_graph.targets import Target, get_target
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MAX_CIRCULAR_BUFFERS = 64
@@ -24,7 +25,7 @@ _MAX_CIRCULAR_BUFFERS = 64
 
 
 def compile_time_args(
-    metadata: StitchMetadata, cb_id: int | None = None, *, target: Target | None = None
+    metadata: StitchMetadata, cb_id: int | None = None, *, target: Target | str | None = None
 ) -> list[tuple[str, int]]:
     """``(name, value)`` pairs: the CB id (if given), then each weight's start and width in tiles.
 
@@ -32,6 +33,9 @@ def compile_time_args(
     ["circular_buffer_limit"]``; 64 without a target). Weight names must be C
     identifiers, since they become parts of kernel constant names.
     """
+    require_type(metadata, StitchMetadata, "metadata", StitchError, "a StitchMetadata (from stitch_weights)")
+    if target is not None:
+        target = get_target(target)
     args: list[tuple[str, int]] = []
     if cb_id is not None:
         limit = _MAX_CIRCULAR_BUFFERS

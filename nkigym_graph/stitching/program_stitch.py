@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from nkigym_graph.arguments import require_program, require_type
 from nkigym_graph.program import Program
 from nkigym_graph.statement import Operand, Statement
 from nkigym_graph.stitching.errors import StitchError
@@ -66,6 +67,7 @@ def stitching_of(program: Program) -> Mapping[str, StitchMetadata]:
     Raises :class:`StitchError` for a parameter named like a stitched tensor whose shape
     does not match the layout its name gives.
     """
+    require_program(program, "program", StitchError)
     found: dict[str, StitchMetadata] = {}
     tile = stitch_tile(program.target)
     for param in program.params:
@@ -105,6 +107,9 @@ def plan(program: Program, weights: Sequence[str]) -> tuple[tuple[WeightParam, .
     stitchable group of :func:`find_weights`.
     """
     analysis = find_weights(program)
+    names = require_type(weights, (list, tuple), "weights", StitchError, "a list of parameter names")
+    for name in names:
+        require_type(name, str, "weights", StitchError, "a list of parameter names")
     wanted = set(weights)
     for name in weights:
         if name in analysis.rejected:
@@ -150,6 +155,7 @@ def stitch_inputs(program: Program, inputs: Mapping[str, npt.ArrayLike]) -> dict
     from the result, other inputs pass through. An input that already has the stitched
     parameter's name is kept as given.
     """
+    require_type(inputs, Mapping, "inputs", StitchError, "a map of parameter name to array")
     result: dict[str, Any] = dict(inputs)
     for name, metadata in stitching_of(program).items():
         if name in inputs:

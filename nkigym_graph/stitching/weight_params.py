@@ -30,7 +30,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from nkigym_graph.arguments import require_program
 from nkigym_graph.program import Program
+from nkigym_graph.stitching.errors import StitchError
 from nkigym_graph.stitching.naming import parse_stitched_name, stitch_tile, stitchable_name
 from nkigym_graph.variables import Param
 
@@ -115,6 +117,7 @@ def _group_reason(weight: WeightParam, by_dtype: Mapping[str, list[WeightParam]]
 
 def find_weights(program: Program) -> WeightAnalysis:
     """The program's stitchable weight groups (see the module docstring)."""
+    require_program(program, "program", StitchError)
     tile = stitch_tile(program.target)
     rejected: dict[str, str] = {}
     by_dtype: dict[str, list[WeightParam]] = {}

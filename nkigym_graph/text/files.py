@@ -19,6 +19,7 @@ from nkigym_graph.dtypes import DtypeError, resolve_dtype
 from nkigym_graph.errors import NkigymError, ParseError
 from nkigym_graph.program import Program
 from nkigym_graph.text.parser import parse_fragment, parse_program
+from nkigym_graph.text.source import require_text
 
 HEADER = "# nkigym-graph program:"
 _FIELD = re.compile(r"(\w+)=(\S*)")
@@ -54,7 +55,7 @@ def write_program(program: Program, path: str | os.PathLike[str]) -> Path:
 
 def loads_program(text: str) -> Program:
     """Parse file text (with or without the header)."""
-    first, _, rest = text.partition("\n")
+    first, _, rest = require_text(text).partition("\n")
     if not first.startswith(HEADER):
         return parse_program(text)
     fields = dict(_FIELD.findall(first[len(HEADER) :]))

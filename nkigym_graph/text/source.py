@@ -17,11 +17,17 @@ from nkigym_graph.errors import ParseError
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def read_module(text: Any) -> ast.Module:
-    """``text`` (a ``str``) read by ``ast``, never evaluated."""
+def require_text(text: Any) -> str:
+    """``text`` if it is a ``str``; ParseError naming it otherwise."""
     if not isinstance(text, str):
         hint = " (decode bytes first: data.decode())" if isinstance(text, bytes | bytearray) else ""
         raise ParseError(f"text must be a str of program text, got {describe(text)}{hint}")
+    return text
+
+
+def read_module(text: Any) -> ast.Module:
+    """``text`` (a ``str``) read by ``ast``, never evaluated."""
+    require_text(text)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as err:

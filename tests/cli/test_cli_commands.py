@@ -149,3 +149,16 @@ def test_simulate_reports_a_mismatch(program_file: Path, tmp_path: Path, capsys)
     other.write_text(program_file.read_text().replace('op="tanh"', 'op="exp"'))
     assert main(["simulate", str(kernel), "--program", str(other)]) == 1
     assert "MISMATCH" in capsys.readouterr().out
+
+
+def _overflowing(x):
+    return ng.activation(ng.tensor_scalar(x, 1000.0, op="multiply"), op="exp")
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # exp, and the cast to float32
+def test_simulate_agrees_on_matching_infinities(tmp_path: Path, capsys) -> None:
+    program, kernel = tmp_path / "p.nkg", tmp_path / "kernel.py"
+    ng.write_program(ng.tile(_overflowing, {"x": (128, 128)}), program)
+    assert main(["emit", str(program), "--backend", "nki", "-o", str(kernel)]) == 0
+    assert main(["simulate", str(kernel), "--program", str(program)]) == 0
+    assert "(ok)" in capsys.readouterr().out  # the same infs, position by position

@@ -1,5 +1,6 @@
-"""``nkigym-graph simulate`` runs the kernel in a limited child process: a kernel that
-loops, allocates without bound, exits or raises is a named error, and the caller lives on."""
+"""``nkigym-graph simulate`` and ``profile`` run the kernel in a limited child process: a
+kernel that loops, allocates without bound, exits or raises is a named error, and the
+caller lives on."""
 
 from __future__ import annotations
 
@@ -21,8 +22,11 @@ def _kernel(tmp_path: Path, body: str) -> Path:
     return path
 
 
-def _run(kernel: Path, *limits: str) -> list[str]:
-    return ["simulate", str(kernel), "--shape", "a=128x128", *limits]
+COMMANDS = pytest.mark.parametrize("command", ["simulate", "profile"])
+
+
+def _run(kernel: Path, *limits: str, command: str = "simulate") -> list[str]:
+    return [command, str(kernel), "--shape", "a=128x128", *limits]
 
 
 def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
@@ -32,33 +36,38 @@ def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
     return lines[0]
 
 
-def test_an_endless_kernel_hits_the_cpu_limit(tmp_path: Path, capsys) -> None:
+@COMMANDS
+def test_an_endless_kernel_hits_the_cpu_limit(tmp_path: Path, capsys, command: str) -> None:
     kernel = _kernel(tmp_path, "    while True:\n        pass")
-    assert main(_run(kernel, "--cpu-seconds", "1")) == 2
+    assert main(_run(kernel, "--cpu-seconds", "1", command=command)) == 2
     assert "the kernel used more than 1 s of CPU time (--cpu-seconds)" in _one_line(capsys)
 
 
-def test_a_huge_allocation_hits_the_memory_limit(tmp_path: Path, capsys) -> None:
+@COMMANDS
+def test_a_huge_allocation_hits_the_memory_limit(tmp_path: Path, capsys, command: str) -> None:
     kernel = _kernel(tmp_path, "    block = np.ones((16_384, 16_384))  # 2 GiB\n    return block")
-    assert main(_run(kernel, "--memory-mb", "1024")) == 2
+    assert main(_run(kernel, "--memory-mb", "1024", command=command)) == 2
     assert "ran out of memory (limit 1024 MiB: --memory-mb)" in _one_line(capsys)
 
 
-def test_sys_exit_in_a_kernel_is_not_success(tmp_path: Path, capsys) -> None:
+@COMMANDS
+def test_sys_exit_in_a_kernel_is_not_success(tmp_path: Path, capsys, command: str) -> None:
     kernel = _kernel(tmp_path, "    sys.exit(0)")
-    assert main(_run(kernel)) == 2
+    assert main(_run(kernel, command=command)) == 2
     assert re.search(r"sys\.exit\(0\)|SystemExit\(0\)", _one_line(capsys))  # the simulator may name it first
 
 
-def test_a_kernel_that_kills_its_process(tmp_path: Path, capsys) -> None:
+@COMMANDS
+def test_a_kernel_that_kills_its_process(tmp_path: Path, capsys, command: str) -> None:
     kernel = _kernel(tmp_path, "    import os\n    os._exit(0)")
-    assert main(_run(kernel)) == 2
+    assert main(_run(kernel, command=command)) == 2
     assert "the kernel's process exited with code 0 before returning" in _one_line(capsys)
 
 
-def test_a_kernel_that_raises(tmp_path: Path, capsys) -> None:
+@COMMANDS
+def test_a_kernel_that_raises(tmp_path: Path, capsys, command: str) -> None:
     kernel = _kernel(tmp_path, "    raise ValueError('bad kernel')")
-    assert main(_run(kernel)) == 2
+    assert main(_run(kernel, command=command)) == 2
     assert "ValueError: bad kernel" in _one_line(capsys)
 
 

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from nkigym_graph.nki_sim import NKISimulationError, simulate
+from nkigym_graph.nki_sim import NKISimulationError, Simulator, simulate
 
 HEADER = """import sys
 import nki
@@ -132,3 +132,20 @@ def test_a_function_kernel_defined_next_to_its_caller_is_bounded_too() -> None:
 def test_limits_must_be_numbers_or_none(limits: dict[str, object]) -> None:
     error = _rule(_kernel(""), **limits)
     assert error.rule == "limit.value" and next(iter(limits)) in str(error)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"kernel_name": 5}, "kernel_name must be a kernel function's name or None, got int 5"),
+        ({"report": "x"}, "report must be True or False, got str 'x'"),
+    ],
+)
+def test_arguments_must_have_their_types(arguments: dict[str, object], message: str) -> None:
+    error = _rule(_kernel(""), **arguments)
+    assert error.rule == "argument.value" and message in str(error)
+
+
+def test_a_simulator_names_its_profile_flag() -> None:
+    with pytest.raises(NKISimulationError, match=r"\[argument\.value\].*profile must be True or False"):
+        Simulator(_kernel(""), profile=None)  # type: ignore[arg-type]

@@ -152,7 +152,7 @@ def test_a_fold_function_must_return_hashable_keys() -> None:
 
 
 def test_pictures_take_programs_only() -> None:
-    with pytest.raises(NkigymError, match="to_dot takes a Program, got str"):
+    with pytest.raises(NkigymError, match=r"program must be a Program .*, got str"):
         to_dot("def f(a): ...")  # type: ignore[arg-type]
-    with pytest.raises(NkigymError, match=r"write_dot takes a Program or a pydot\.Dot"):
+    with pytest.raises(NkigymError, match=r"program must be a Program or a pydot\.Dot"):
         write_dot(None, "p.dot")  # type: ignore[arg-type]
