@@ -76,7 +76,8 @@ def main() -> None:
         f"Best of {args.repeat} runs each. *simulate*: `Simulator(src).run(a, b)`; *profile*: the same "
         "with `profile=True` (recording every instruction's engine, work and memory regions during "
         "the run, then scheduling the stream on the engine / DMA-queue model). Targets: < 3 s for "
-        "a ~2,500-instruction kernel, overhead < 50%."
+        "a ~2,500-instruction kernel, overhead < 50%. On this shared machine the overheads move by "
+        "about 10 points between runs."
     )
     write_results("profile_speed", "Profiling speed (2048^3 bf16 matmul kernels)", "\n".join(rows), notes)
 

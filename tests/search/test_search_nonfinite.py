@@ -19,7 +19,8 @@ def test_search_accepts_rewrites_of_a_program_that_overflows_to_inf() -> None:
     with np.errstate(over="ignore"):
         result = nkigym.search(program, strategy="random", budget=10, seed=0)
         saturated = nkigym.saturate(program, check=True)
-    assert result.stats.verified == result.stats.states - 1  # each rewrite checked against the infs
+    # every rewritten program is checked against the root's infs
+    assert result.stats.verified == result.stats.states - 1
     assert len(saturated) < len(program)
 
 

@@ -15,11 +15,11 @@ import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from nkigym_graph.nki_sim.dtypes import dtype_name
 from nkigym_graph.nki_sim.memory import AllocRecord
-from nkigym_graph.nki_sim.state import kernel_line
+from nkigym_graph.nki_sim.state import current, kernel_line
 from nkigym_graph.nki_sim.tensor import Tensor
 
 Box = tuple[int, int, int, int]
@@ -70,12 +70,20 @@ def box_of(tensor: Tensor, owner_address: int | None = None) -> Box:
 
     Dims whose stride is a whole number of rows (partitions) move between rows, the
     others within a row; a view that leaves its row counts whole rows."""
-    data, owner = tensor.data, tensor.storage.values
-    size = data.itemsize
-    rows = owner.shape[0] if owner.ndim else 1
-    row_bytes = max(owner.nbytes // max(rows, 1), 1)
+    owner = tensor.storage.values
     if owner_address is None:
         owner_address = owner.__array_interface__["data"][0]
+    return _box(tensor.data, owner_address, _row_bytes(owner))
+
+
+def _row_bytes(owner: Any) -> int:
+    """Bytes of one partition row (HBM: one row) of an allocation's array."""
+    rows = owner.shape[0] if owner.ndim else 1
+    return int(max(owner.nbytes // max(rows, 1), 1))
+
+
+def _box(data: Any, owner_address: int, row_bytes: int) -> Box:
+    size = data.itemsize
     offset = data.__array_interface__["data"][0] - owner_address
     first, f0 = divmod(offset, row_bytes)
     p_lo = p_hi = 0
@@ -106,6 +114,8 @@ _DMA_CALLS = {"nisa.dma_copy": True, "nisa.dma_transpose": True, "nl.load": Fals
 _SCALAR_CALLS = {"nisa.activation", "nisa.activation_reduce"}
 _GPSIMD_CALLS = {"nisa.iota"}
 _FILLS = {"nl.zeros", "nl.zeros_like", "nl.full", "nl.ones"}
+_HBM_FILLS = {"tensor assignment", *_FILLS}
+"""Calls that are DMA transfers when they touch HBM."""
 _NO_TIME = {"nl.ndarray", "nl.broadcast_to", "nl.device_print"}
 _VECTOR_NL_UNARY = {"nl.copy"}
 _WRITTEN_ARGS = {"dst", "reduce_res"}
@@ -117,29 +127,51 @@ def _engine_arg(bound: dict[str, Any]) -> str | None:
     return {"vector": VECTOR, "scalar": SCALAR, "gpsimd": GPSIMD, "tensor": PE}.get(str(name))
 
 
+class _Owner(NamedTuple):
+    """What the recorder keeps of one allocation (found by ``id`` of its storage)."""
+
+    storage: Any
+    """The storage itself: kept alive, so ids stay unique during the run."""
+    address: int
+    row_bytes: int
+    on_chip: bool
+    whole: Box
+    """The box of the whole allocation (a view that is the allocation's own array)."""
+
+
 class Recorder:
     """Collects :class:`Event` s while a kernel runs (``RunState.timing``)."""
 
     def __init__(self) -> None:
         self.events: list[Event] = []
-        self._owners: dict[int, tuple[Any, int]] = {}
-        """id(storage) -> (storage, address of its array): kept alive, so ids stay unique."""
+        self._owners: dict[int, _Owner] = {}
 
-    def _box(self, tensor: Tensor) -> Box:
+    def _owner(self, tensor: Tensor) -> _Owner:
         storage = tensor.storage
         known = self._owners.get(id(storage))
         if known is None:
-            known = self._owners[id(storage)] = (storage, storage.values.__array_interface__["data"][0])
-        return box_of(tensor, known[1])
+            values = storage.values
+            address = values.__array_interface__["data"][0]
+            row_bytes = _row_bytes(values)
+            whole = _box(values, address, row_bytes)
+            known = _Owner(storage, address, row_bytes, storage.record.buffer.on_chip, whole)
+            self._owners[id(storage)] = known
+        return known
+
+    def _access(self, tensor: Tensor) -> tuple[AllocRecord, Box]:
+        """The allocation a view lies in, and its box there (a whole allocation is cached)."""
+        owner = self._owner(tensor)
+        data = tensor.data
+        if data is owner.storage.values:
+            return owner.storage.record, owner.whole
+        return owner.storage.record, _box(data, owner.address, owner.row_bytes)
 
     def record(
         self, name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], result: Any
     ) -> None:
-        from nkigym_graph.nki_sim.state import current
-
         event = Event(current().step, name, kernel_line(sys._getframe(1)), "")
+        self.events.append(event)
         if name in _NO_TIME:
-            self.events.append(event)
             return
         names = _PARAMETERS.get(fn)
         if names is None:
@@ -170,20 +202,20 @@ class Recorder:
             if isinstance(result, Tensor):
                 written.append(result)
         if not written and not read:
-            self.events.append(event)
             return
-        event.writes = [(t.storage.record, self._box(t)) for t in written]
-        event.reads = [(t.storage.record, self._box(t)) for t in read]
+        access = self._access
+        event.writes = [access(t) for t in written]
+        event.reads = [access(t) for t in read]
         self._classify(event, name, bound, written, read)
-        self.events.append(event)
 
     def _classify(
         self, event: Event, name: str, bound: dict[str, Any], written: list[Tensor], read: list[Tensor]
     ) -> None:
         touched = written + read
-        hbm = any(not t.buffer.on_chip for t in touched)
-        if name in _DMA_CALLS or (hbm and name in ("tensor assignment", *_FILLS)):
-            self._dma(event, written, read, hwdge=_DMA_CALLS.get(name, False))
+        owners = self._owners
+        on_chip = [owners[id(t.storage)].on_chip for t in touched]
+        if name in _DMA_CALLS or (not all(on_chip) and name in _HBM_FILLS):
+            self._dma(event, written, touched, on_chip, hwdge=_DMA_CALLS.get(name, False))
             return
         event.elements = max(_per_partition(t) for t in touched)
         event.inputs = max(1, len(read))
@@ -221,19 +253,23 @@ class Recorder:
         else:
             event.engine = VECTOR
 
-    def _dma(self, event: Event, written: list[Tensor], read: list[Tensor], hwdge: bool) -> None:
+    def _dma(
+        self, event: Event, written: list[Tensor], touched: list[Tensor], on_chip: list[bool], hwdge: bool
+    ) -> None:
         event.engine = DMA
         event.hwdge = hwdge
-        event.to_hbm = any(not t.buffer.on_chip for t in written)
-        touched = written + read
-        side = next((t for t in touched if t.buffer.on_chip), written[0] if written else touched[0])
-        shape = side.shape
+        event.to_hbm = not all(on_chip[: len(written)])
+        side_at = next((i for i, chip in enumerate(on_chip) if chip), None)
+        side = touched[side_at] if side_at is not None else written[0] if written else touched[0]
+        data = side.data
+        shape = data.shape
         event.partitions = shape[0] if len(shape) > 1 else 1
-        hbm = [t for t in touched if not t.buffer.on_chip]
-        itemsize = max(t.dtype.itemsize for t in (hbm or touched))
-        event.bytes_per_partition = (side.data.size // max(event.partitions, 1)) * itemsize
-        event.first_partition = self._box(side)[0] if side.buffer.on_chip else 0
-        run = min(_contiguous_bytes(t) for t in (hbm or touched))
+        hbm = [t for t, chip in zip(touched, on_chip, strict=True) if not chip] or touched
+        itemsize = max(t.data.itemsize for t in hbm)
+        event.bytes_per_partition = (data.size // max(event.partitions, 1)) * itemsize
+        if side_at is not None:
+            event.first_partition = (event.writes + event.reads)[side_at][1][0]
+        run = min(_contiguous_bytes(t) for t in hbm)
         event.chunk_bytes = max(1, min(run, event.bytes_per_partition))
 
 

@@ -17,7 +17,7 @@ from nkigym_graph.errors import NkigymError
 from nkigym_graph.nki_sim.memory import AllocRecord
 from nkigym_graph.nki_sim.timing.constants import TimingConstants
 from nkigym_graph.nki_sim.timing.recorder import COMPUTE_ENGINES, DMA, Event
-from nkigym_graph.nki_sim.timing.schedule import Slice, Timed, dma_track
+from nkigym_graph.nki_sim.timing.schedule import Slice, Span, Timed, dma_track, expand
 
 _BOUND_AT = 0.6
 """An engine busy this share of the run is the critical resource; below it, the run
@@ -58,7 +58,8 @@ class Profile:
     events: list[Event]
     records: list[AllocRecord]
     timed: list[Timed | None]
-    slices: list[Slice]
+    spans: list[Span]
+    """The schedule's slices, compact (:data:`~.schedule.Span`); ``slices`` expands them."""
     total_ns: float
     flops: float
     dtype: str
@@ -67,6 +68,14 @@ class Profile:
     stalls: list[Stall] = field(default_factory=list)
     outputs: Any = None
     """The kernel's outputs (set by :func:`~nkigym_graph.nki_sim.timing.profile`)."""
+    _slices: list[Slice] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def slices(self) -> list[Slice]:
+        """One :class:`~.schedule.Slice` per instruction and track it ran on, in schedule order."""
+        if self._slices is None:
+            self._slices = expand(self.spans)
+        return self._slices
 
     # -- figures ------------------------------------------------------------------
     @property
@@ -236,17 +245,20 @@ def build_profile(
     events: list[Event],
     records: list[AllocRecord],
     timed: list[Timed | None],
-    slices: list[Slice],
+    spans: list[Span],
 ) -> Profile:
     """Sum up a schedule into a :class:`Profile`."""
     total = max((t.end for t in timed if t is not None), default=0.0)
     busy: dict[str, float] = {engine: 0.0 for engine in COMPUTE_ENGINES}
     dma_busy = {"in": 0.0, "out": 0.0}
-    for s in slices:
-        if s.track.startswith("DMA"):
-            dma_busy[s.track.rsplit(" ", 1)[1]] += s.end - s.start
-        else:
-            busy[s.track] += s.end - s.start
+    for tracks, start, end, _ in spans:
+        if isinstance(tracks, str) and not tracks.startswith("DMA"):
+            busy[tracks] += end - start
+            continue
+        names = (tracks,) if isinstance(tracks, str) else tracks
+        direction = names[0].rsplit(" ", 1)[1]
+        for _ in names:  # per track, in order: the same sum as slice by slice
+            dma_busy[direction] += end - start
     busy[DMA] = max(dma_busy.values()) / constants.dma_queues
     flops = sum(e.flops for e in events)
     dtypes: dict[str, float] = defaultdict(float)
@@ -256,7 +268,7 @@ def build_profile(
     dtype = max(dtypes.items(), key=lambda kv: kv[1])[0] if dtypes else ""
     dma_bytes = sum(e.bytes for e in events if e.engine == DMA)
     return Profile(
-        target, constants, filename, events, records, timed, slices, total, flops, dtype, busy, dma_bytes,
+        target, constants, filename, events, records, timed, spans, total, flops, dtype, busy, dma_bytes,
         _top_stalls(events, timed),
     )  # fmt: skip
 

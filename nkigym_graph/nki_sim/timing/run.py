@@ -54,5 +54,5 @@ def price(
 ) -> Profile:
     """Check PSUM banks, schedule ``events`` with ``constants`` and sum up."""
     check_psum_banks(records, constants.psum_banks, constants.psum_bank_bytes)
-    timed, slices = schedule(events, records, constants)
-    return build_profile(target, constants, filename, events, records, timed, slices)
+    timed, spans = schedule(events, records, constants)
+    return build_profile(target, constants, filename, events, records, timed, spans)

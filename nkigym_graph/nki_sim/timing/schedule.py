@@ -175,6 +175,14 @@ def _rows_per_queue(first: int, partitions: int, queues: int) -> dict[int, int]:
     return rows
 
 
+def _spread(first: int, partitions: int, queues: int) -> tuple[tuple[tuple[int, int], ...], bool]:
+    """``(queue, rows)`` in queue order for a transfer's partitions, and whether every
+    queue gets the same number of rows."""
+    rows = _rows_per_queue(first, partitions, queues)
+    uniform = len(rows) == queues and len(set(rows.values())) == 1
+    return tuple(sorted(rows.items())), uniform
+
+
 def dma_track(queue: int, direction: str) -> str:
     """The track of one DMA queue's inbound (to SBUF) or outbound (to HBM) ring."""
     return f"DMA {queue} {direction}"
@@ -204,57 +212,87 @@ def dma_row_ns(event: Event, c: TimingConstants) -> float:
     return event.bytes_per_partition / c.dma_queue_bytes_per_ns + chunks * c.dma_chunk_overhead_ns
 
 
+Span = tuple[str | tuple[str, ...], float, float, int]
+"""Compact slices: ``(track or tracks, start, end, event)``; a transfer that every DMA
+queue of a direction runs alike is one span over all their tracks (see :func:`expand`)."""
+
+
+def expand(spans: list[Span]) -> list[Slice]:
+    """The :class:`Slice` s of compact spans, one per track, in schedule order."""
+    out: list[Slice] = []
+    for tracks, start, end, event in spans:
+        if isinstance(tracks, str):
+            out.append(Slice(tracks, start, end, event))
+        else:
+            out.extend(Slice(track, start, end, event) for track in tracks)
+    return out
+
+
 def schedule(
     events: list[Event], records: list[AllocRecord], c: TimingConstants
-) -> tuple[list[Timed | None], list[Slice]]:
+) -> tuple[list[Timed | None], list[Span]]:
     """Time every event; returns per-event timing (None for those taking no time) and
-    the slices per track."""
+    the spans per track (compact slices)."""
     phys = physical_buffers(records, c.loop_tile_buffers)
     memory = _Memory()
     engine_free = {PE: 0.0, VECTOR: 0.0, SCALAR: 0.0, GPSIMD: 0.0}
+    queues = c.dma_queues
     # While every transfer covers all queues alike, the queues of a direction have the
     # same bookings: they share one _Queue until a transfer tells them apart.
-    rings = {d: [_Queue()] * c.dma_queues for d in ("in", "out")}
+    rings = {d: [_Queue()] * queues for d in ("in", "out")}
     shared = {"in": True, "out": True}
+    all_tracks = {d: tuple(dma_track(q, d) for q in range(queues)) for d in ("in", "out")}
+    spreads: dict[tuple[int, int], tuple[tuple[tuple[int, int], ...], bool]] = {}
+    sync_ns = c.engine_sync_ns
     timed: list[Timed | None] = []
-    slices: list[Slice] = []
+    spans: list[Span] = []
     for i, event in enumerate(events):
-        if not event.engine:
+        engine = event.engine
+        if not engine:
             timed.append(None)
             continue
         reads = [(phys.get(id(rec), -1 - rec.serial), box) for rec, box in event.reads]
         writes = [(phys.get(id(rec), -1 - rec.serial), box) for rec, box in event.writes]
-        ready, blocker = memory.ready(reads, writes, event.engine, c.engine_sync_ns)
-        if event.engine == DMA:
+        ready, blocker = memory.ready(reads, writes, engine, sync_ns)
+        if engine == DMA:
             fixed = c.dma_fixed_ns_hwdge if event.hwdge else c.dma_fixed_ns
             row = dma_row_ns(event, c)
-            rows = _rows_per_queue(event.first_partition, max(event.partitions, 1), c.dma_queues)
-            end = ready
-            first_free = float("inf")
+            key = (event.first_partition, max(event.partitions, 1))
+            spread = spreads.get(key)
+            if spread is None:
+                spread = spreads[key] = _spread(key[0], key[1], queues)
+            rows, uniform = spread
             direction = "out" if event.to_hbm else "in"
             ring = rings[direction]
-            uniform = len(rows) == c.dma_queues and len(set(rows.values())) == 1
             if shared[direction] and not uniform:
-                rings[direction] = ring = [ring[0].copy() for _ in range(c.dma_queues)]
+                rings[direction] = ring = [ring[0].copy() for _ in range(queues)]
                 shared[direction] = False
-            placed: dict[int, float] = {}
-            for q, n in sorted(rows.items()):
-                queue = ring[q]
-                if id(queue) not in placed:
+            if shared[direction]:  # one booking for every queue
+                queue = ring[0]
+                first_free = queue.ends[-1] if queue.ends else 0.0
+                length = rows[0][1] * row
+                start_q = queue.place(ready + fixed, length)
+                spans.append((all_tracks[direction], start_q, start_q + length, i))
+                end = max(ready, start_q + length)
+            else:
+                end = ready
+                first_free = float("inf")
+                tracks = all_tracks[direction]
+                for q, n in rows:
+                    queue = ring[q]
                     free_at = queue.ends[-1] if queue.ends else 0.0
                     first_free = min(first_free, free_at)
-                    placed[id(queue)] = queue.place(ready + fixed, n * row)
-                start_q = placed[id(queue)]
-                slices.append(Slice(dma_track(q, direction), start_q, start_q + n * row, i))
-                end = max(end, start_q + n * row)
+                    start_q = queue.place(ready + fixed, n * row)
+                    spans.append((tracks[q], start_q, start_q + n * row, i))
+                    end = max(end, start_q + n * row)
             timed.append(Timed(ready, end, ready, first_free, blocker))
         else:
-            free_at = engine_free[event.engine]
+            free_at = engine_free[engine]
             start = max(free_at, ready)
             end = start + compute_ns(event, c)
-            engine_free[event.engine] = end
+            engine_free[engine] = end
             if end > start:
-                slices.append(Slice(event.engine, start, end, i))
+                spans.append((engine, start, end, i))
             timed.append(Timed(start, end, ready, free_at, blocker))
-        memory.commit(reads, writes, end, i, event.engine)
-    return timed, slices
+        memory.commit(reads, writes, end, i, engine)
+    return timed, spans
