@@ -92,14 +92,18 @@ def test_a_kernel_cannot_fake_an_interrupt() -> None:
     threading.current_thread() is not threading.main_thread(), reason="signals need the main thread"
 )
 def test_a_real_interrupt_still_interrupts() -> None:
+    # Python's own Ctrl-C handling, whatever handler an earlier test in this worker left
+    # behind (a cluster client may install one that does not raise).
+    earlier = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
             simulate(_kernel("while True:\n    pass"), _input(), timeout=30)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
     finally:
         timer.cancel()
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        signal.signal(signal.SIGINT, earlier)
 
 
 @pytest.mark.parametrize(("value", "shown"), [("3", "int 3"), ("None", "NoneType None"), ("()", "tuple ()")])

@@ -37,18 +37,18 @@ def profile(
     """Run an NKI kernel on numpy arrays (as :func:`~nkigym_graph.nki_sim.simulate`) and
     return the :class:`Profile` of the run. ``profile.outputs`` holds the kernel's outputs.
     The kernel runs as Python, with the same limits as ``simulate``."""
-    from nkigym_graph.nki_sim.simulator import Simulator
+    from nkigym_graph.nki_sim.simulator import simulate
 
-    sim = Simulator(
+    outputs, report = simulate(
         kernel_or_source,
+        *arrays,
         target=target,
         kernel_name=kernel_name,
+        report=True,
         max_instructions=max_instructions,
         timeout=timeout,
-        profile=True,
+        **kwargs,
     )
-    outputs = sim.run(*arrays, **kwargs)
-    assert sim.report is not None and sim.report.profile is not None
-    prof: Profile = sim.report.profile
+    prof: Profile = report.profile
     prof.outputs = outputs
     return prof
