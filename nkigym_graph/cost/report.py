@@ -106,7 +106,7 @@ class CostReport:
         model = "" if self.model == self.target else f" {self.model!r}"
         return (
             f"{self.target}, modeled (analytic cost model{model}), not measured: "
-            f"{_time(self.seconds)}, MFU {self.mfu:.1%} of {self.peak_flops / 1e12:.0f} TFLOP/s, "
+            f"{_time(self.seconds)}, MFU {self.mfu:.1%} of {self.peak_flops / 1e12:.1f} TFLOP/s, "
             f"{self.bound}-bound ({self.intensity:.0f} FLOP/B, knee {self.knee:.0f}); "
             f"{self.bytes_moved / 2**20:.2f} MiB moved, {self.flops / 1e9:.3f} GFLOP; "
             f"busy: {engines}; SBUF {self.peak_sbuf_bytes / _KIB:.1f}/{self.sbuf_capacity / _KIB:.0f} KiB "
