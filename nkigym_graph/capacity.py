@@ -3,7 +3,7 @@
 - An HBM tensor (a parameter or an output) holds at most the target's ``hbm_bytes``,
   and so do all of them together.
 - An on-chip tile holds at most the target's bytes per partition in its free dims:
-  ``psum_bytes_per_partition`` for a matmul result on a Neuron core (PSUM),
+  ``psum_bytes_per_partition`` for a Tensor Engine result on a Neuron core (PSUM),
   ``sbuf_bytes_per_partition`` otherwise. Tiles carry no dtype; they count 4 bytes an
   element, as the ``limit`` rule does.
 
@@ -19,32 +19,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import lru_cache
 
-import numpy as np
-
+from nkigym_graph.dtypes import itemsize
 from nkigym_graph.errors import VerificationError
-from nkigym_graph.ops.base import ON_CHIP_ITEMSIZE
 from nkigym_graph.statement import Statement
 from nkigym_graph.targets import Target
 from nkigym_graph.variables import PARAM, Variable
 
-PSUM_OPS = frozenset({"nc_matmul"})
-"""Ops whose on-chip result lives in PSUM on a Neuron core."""
-
-
-@lru_cache(maxsize=256)
-def itemsize(dtype: str | None) -> int:
-    """Bytes per element of ``dtype`` (numpy names and ml_dtypes' types; 4 if unknown)."""
-    if not dtype:
-        return ON_CHIP_ITEMSIZE
-    try:
-        return int(np.dtype(dtype).itemsize)
-    except TypeError:
-        import ml_dtypes
-
-        found = getattr(ml_dtypes, dtype, None)
-        return int(np.dtype(found).itemsize) if found is not None else ON_CHIP_ITEMSIZE
+PSUM_ENGINE = "tensor"
+"""On a Neuron core the results of the ops on this engine (``Op.engine``) live in PSUM."""
 
 
 def tensor_bytes(shape: Sequence[int], dtype: str | None) -> int:
@@ -70,7 +53,7 @@ def check_capacity(
             not info.external
             and info.defined_by is not None
             and target.family == "neuron"
-            and statements[info.defined_by].op.name in PSUM_OPS
+            and statements[info.defined_by].op.engine == PSUM_ENGINE
         )
         key = (info.external, psum, info.shape, info.dtype)
         if info.external:

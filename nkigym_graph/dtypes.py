@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
@@ -84,6 +85,18 @@ def resolve_dtype(value: object, argument: str = "dtype") -> str:
 def numpy_dtype(name: str) -> np.dtype:
     """The numpy dtype that stores ``name`` (a canonical name)."""
     return np.dtype(_STORAGE.get(name, name))
+
+
+@lru_cache(maxsize=256)
+def itemsize(dtype: str | None) -> int:
+    """Bytes per element of ``dtype`` (a canonical name, another numpy or ml_dtypes name;
+    None or an unknown name counts as float32, the default)."""
+    name = dtype or DTYPES[0]
+    try:
+        return int(numpy_dtype(name).itemsize)
+    except TypeError:
+        found = getattr(ml_dtypes, name, None)
+        return int(np.dtype(found).itemsize) if found is not None else itemsize(DTYPES[0])
 
 
 def _name_of(value: object) -> str | None:

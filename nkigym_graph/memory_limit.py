@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from nkigym_graph.capacity import itemsize
+from nkigym_graph.dtypes import itemsize
 from nkigym_graph.errors import ResourceLimitError
 from nkigym_graph.program import Program
 from nkigym_graph.variables import OUTPUT

@@ -5,13 +5,14 @@ tile dtypes). Concrete models are plugins; the built-in one is ``trn2``.
 Every figure a cost model gives is modeled, not measured.
 """
 
-from nkigym_graph.cost.dtypes import DEFAULT_DTYPE, dtype_of, itemsize, tile_dtypes
+from nkigym_graph.cost.dtypes import DEFAULT_DTYPE, dtype_of, tile_dtypes
 from nkigym_graph.cost.errors import CostModelError
 from nkigym_graph.cost.liveness import Interval, Peak, peak_live, peak_usage
 from nkigym_graph.cost.protocol import CostModel
 from nkigym_graph.cost.registry import DEFAULT_MODEL, cost_models, estimate, get_cost_model
 from nkigym_graph.cost.report import CostReport
 from nkigym_graph.cost.schedule import Schedule, Task, list_schedule, node_schedule
+from nkigym_graph.dtypes import itemsize
 
 __all__ = [
     "DEFAULT_DTYPE",

@@ -8,26 +8,11 @@ accumulates in fp32) or else that of its first read operand.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
-
-import numpy as np
 
 from nkigym_graph.program import Program
 from nkigym_graph.statement import Statement
 
 DEFAULT_DTYPE = "float32"
-
-
-@lru_cache(maxsize=256)
-def itemsize(dtype: str | None) -> int:
-    """Bytes per element of ``dtype`` (numpy names, plus ml_dtypes' bfloat16 and fp8 types)."""
-    name = dtype or DEFAULT_DTYPE
-    try:
-        return int(np.dtype(name).itemsize)
-    except TypeError:
-        import ml_dtypes
-
-        return int(np.dtype(getattr(ml_dtypes, name)).itemsize)
 
 
 def dtype_of(program: Program, var: str, fixed: Mapping[str, str], known: dict[str, str]) -> str:
