@@ -24,8 +24,10 @@ snapshots with ``replace``.
 
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
+from hashlib import blake2b
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +40,7 @@ from nkigym_graph.dependencies import Use, build_dependencies
 from nkigym_graph.errors import VerificationError
 from nkigym_graph.graph_build import frozen_digraph
 from nkigym_graph.indexes import ProgramIndex
+from nkigym_graph.ir.schedule import Schedule, ScheduleError
 from nkigym_graph.program_arguments import check_header, params_of, returns_of, statements_of
 from nkigym_graph.statement import Statement
 from nkigym_graph.targets import TRN2, Target, get_target
@@ -63,12 +66,14 @@ class Program:
         "_keys",
         "_order_in",
         "_pred",
+        "_structure_hash",
         "explicit_slices",
         "fragment",
         "name",
         "outputs",
         "params",
         "returns",
+        "schedule",
         "statements",
         "target",
         "variables",
@@ -85,6 +90,9 @@ class Program:
     """A bare statement list (no ``def``/``return`` when printed)."""
     explicit_slices: bool
     """Printing style: slice whole on-chip tiles explicitly (``t[0:128, 0:128]``)."""
+    schedule: Schedule | None
+    """How a kernel runs the statements (``nkigym_graph.ir.schedule``); None: in program
+    order, every tile its own buffer. Hashed with the program."""
     variables: Mapping[str, Variable]
     _graph: nx.DiGraph | None
     _data_in: Sequence[tuple[tuple[int, Use], ...]]
@@ -98,6 +106,7 @@ class Program:
     _index: ProgramIndex | None
     _keys: tuple[str, ...] | None
     _hash: str | None
+    _structure_hash: str | None
 
     def __init__(
         self,
@@ -110,9 +119,13 @@ class Program:
         outputs: Iterable[Param] = (),
         fragment: bool = False,
         explicit_slices: bool = False,
+        schedule: Schedule | str | None = None,
     ) -> None:
         with collector_paused():
             self._build(name, params, statements, returns, target, outputs, fragment, explicit_slices)
+            object.__setattr__(self, "schedule", None)
+            if schedule is not None:
+                object.__setattr__(self, "schedule", checked_schedule(self, schedule))
 
     def _build(
         self,
@@ -159,7 +172,7 @@ class Program:
 
     def _init_caches(self, derivation: Derivation | None) -> None:
         put = object.__setattr__
-        for slot in ("_index", "_keys", "_hash", "_graph"):
+        for slot in ("_index", "_keys", "_hash", "_structure_hash", "_graph"):
             put(self, slot, None)
         put(self, "_pred", {})
         put(self, "_analyses", {})
@@ -179,7 +192,16 @@ class Program:
         (``nkigym_graph.derivation`` builds them)."""
         self = object.__new__(cls)
         put = object.__setattr__
-        for field in ("name", "params", "returns", "target", "outputs", "fragment", "explicit_slices"):
+        for field in (
+            "name",
+            "params",
+            "returns",
+            "target",
+            "outputs",
+            "fragment",
+            "explicit_slices",
+            "schedule",
+        ):
             put(self, field, getattr(like, field))
         put(self, "statements", statements)
         put(self, "variables", MappingProxyType(variables))
@@ -207,6 +229,7 @@ class Program:
                 self.outputs,
                 self.fragment,
                 self.explicit_slices,
+                None if self.schedule is None else str(self.schedule),
             ),
         )
 
@@ -221,6 +244,7 @@ class Program:
             "outputs": self.outputs,
             "fragment": self.fragment,
             "explicit_slices": self.explicit_slices,
+            "schedule": self.schedule,
         }
         unknown = set(changes) - set(fields)
         if unknown:
@@ -271,11 +295,41 @@ class Program:
                 out.extend(n for n, _ in index.consumers.get(var, ()) if n > node)
         return out
 
+    def with_schedule(self, schedule: Schedule | str | None) -> Program:
+        """This program with another schedule: the same statements (every structure the
+        snapshot built is shared), a different value and hash."""
+        if schedule is not None:
+            schedule = checked_schedule(self, schedule)
+        if schedule == self.schedule:
+            return self
+        twin = object.__new__(Program)
+        for field in self.__slots__:
+            if field != "__weakref__":
+                object.__setattr__(twin, field, getattr(self, field))
+        object.__setattr__(twin, "_analyses", {})
+        object.__setattr__(twin, "schedule", schedule)
+        object.__setattr__(twin, "_hash", None)
+        object.__setattr__(twin, "_derivation", unchanged_derivation(self))
+        return twin
+
     @property
     def canonical_hash(self) -> str:
         """Hex digest, equal for programs equal up to intermediate names and the order
-        of independent statements."""
+        of independent statements (and with the same schedule)."""
         if self._hash is None:
+            structure = self.structure_hash
+            key = structure
+            if self.schedule is not None:
+                key = blake2b(f"{structure}|schedule {self.schedule}".encode(), digest_size=20).hexdigest()
+            object.__setattr__(self, "_hash", key)
+        assert self._hash is not None
+        return self._hash
+
+    @property
+    def structure_hash(self) -> str:
+        """The canonical hash of the statements alone (the schedule aside): programs with
+        equal structure hashes compute the same thing in the same way."""
+        if self._structure_hash is None:
             key = program_key(
                 self.target,
                 self.params,
@@ -285,9 +339,9 @@ class Program:
                 self.node_keys,
                 self.writers_of,
             )
-            object.__setattr__(self, "_hash", key)
-        assert self._hash is not None
-        return self._hash
+            object.__setattr__(self, "_structure_hash", key)
+        assert self._structure_hash is not None
+        return self._structure_hash
 
     def __eq__(self, other: object) -> bool:
         """Canonical equality: same hash (names of intermediates and independent order aside)."""
@@ -481,6 +535,7 @@ def _rebuild(
     outputs: Sequence[Param],
     fragment: bool,
     explicit_slices: bool,
+    schedule: str | None = None,
 ) -> Program:
     return Program(
         name,
@@ -491,4 +546,31 @@ def _rebuild(
         outputs=outputs,
         fragment=fragment,
         explicit_slices=explicit_slices,
+        schedule=schedule,
+    )
+
+
+def checked_schedule(program: Program, schedule: Schedule | str) -> Schedule:
+    """``schedule`` (or its text) checked against ``program``'s axes."""
+    from nkigym_graph.ir.axes import program_axes
+
+    if program.fragment:
+        raise ScheduleError("a fragment (statements without def/return) is not a kernel and has no schedule")
+    if isinstance(schedule, str):
+        schedule = Schedule.parse(schedule)
+    if not isinstance(schedule, Schedule):
+        raise ScheduleError(f"schedule must be a Schedule or its text, got {type(schedule).__name__}")
+    if schedule.axes:
+        schedule.check_axes(program_axes(program).names)
+    return schedule
+
+
+def unchanged_derivation(parent: Program) -> Derivation:
+    """The derivation of a snapshot with ``parent``'s statements (a schedule change)."""
+    from nkigym_graph.derivation import Derivation
+
+    positions = range(len(parent.statements))
+    empty: frozenset[int] = frozenset()
+    return Derivation(
+        weakref.ref(parent), positions, positions, (), empty, empty, empty, frozenset(), parent._keys
     )

@@ -27,6 +27,7 @@ from typing import Any
 
 from nkigym_graph.dtypes import Dtypes, dtype_chooser
 from nkigym_graph.errors import ParseError
+from nkigym_graph.ir.schedule import ScheduleError
 from nkigym_graph.literals import read_float_call
 from nkigym_graph.ops import ALLOC, LOAD, STORE, get_op
 from nkigym_graph.ops.base import Op, ShapeError
@@ -68,7 +69,37 @@ def parse_program(
     for node in body[:-1]:
         builder.statement(node)
     returns = builder.returns(body[-1])
-    return builder.build(func.name, returns, dtype=dtype, target=target)
+    program = builder.build(func.name, returns, dtype=dtype, target=target)
+    schedule = _schedule(func)
+    return program if schedule is None else _scheduled(program, schedule, func)
+
+
+def _schedule(func: ast.FunctionDef) -> str | None:
+    """The text of the ``@nkigym.schedule("...")`` decorator, if there is one."""
+    if not func.decorator_list:
+        return None
+    (decorator, *more) = func.decorator_list
+    if (
+        more
+        or not isinstance(decorator, ast.Call)
+        or not isinstance(decorator.func, ast.Attribute)
+        or decorator.func.attr != "schedule"
+        or not isinstance(decorator.func.value, ast.Name)
+        or decorator.func.value.id not in _NAMESPACES
+        or decorator.keywords
+        or len(decorator.args) != 1
+        or not isinstance(decorator.args[0], ast.Constant)
+        or not isinstance(decorator.args[0].value, str)
+    ):
+        raise _error('the only decorator a program takes is @nkigym.schedule("...")', decorator)
+    return decorator.args[0].value
+
+
+def _scheduled(program: Program, schedule: str, func: ast.FunctionDef) -> Program:
+    try:
+        return program.with_schedule(schedule)
+    except ScheduleError as err:
+        raise _error(str(err), func.decorator_list[0]) from None
 
 
 @nesting_guarded

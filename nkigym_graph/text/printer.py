@@ -67,6 +67,8 @@ def format_program(program: Program) -> str:
     lines: list[str] = []
     indent = "" if program.fragment else INDENT
     if not program.fragment:
+        if program.schedule is not None:
+            lines.append(f'@nkigym.schedule("{program.schedule}")')
         lines.append(f"def {program.name}({', '.join(p.name for p in program.params)}):")
     previous_store = False
     for node, stmt in enumerate(program.statements):

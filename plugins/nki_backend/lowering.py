@@ -133,7 +133,8 @@ class MatmulLowering(_Base):
         var = stmt.dst.var
         if kb.in_psum(var):
             dst = kb.write(stmt.dst)
-            overwrite = not stmt.accumulate and kb.program.definition_of(var) != node
+            # a rotating PSUM buffer was written before: a planned kernel's first write overwrites
+            overwrite = not stmt.accumulate and (kb.planned or kb.program.definition_of(var) != node)
             extra = (("accumulate", "False"),) if overwrite else ()
             kb.call("nisa.nc_matmul", ("dst", dst), ("stationary", stationary), ("moving", moving), *extra)
             return
