@@ -63,6 +63,7 @@ from nkigym_graph.cost import (
     dtype_of,
     itemsize,
 )
+from nkigym_graph.cost.kernel_timing import scheduled_report
 from nkigym_graph.cost.liveness import peak_live_by
 from nkigym_graph.cost.schedule import Edges, Trace, traced_schedule
 from nkigym_graph.nki_sim.timing.constants import timing_constants
@@ -806,6 +807,8 @@ class Trn2CostModel:
         self._lock = threading.Lock()  # one estimate at a time: the caches are shared
 
     def estimate(self, program: Program) -> CostReport:
+        if program.schedule is not None:
+            return scheduled_report(program, self.name, lambda: self.estimate(program.with_schedule(None)))
         with self._lock:
             run = self._runs.get(program)
             if run is None:

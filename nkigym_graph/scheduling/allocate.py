@@ -101,6 +101,7 @@ class _Walk:
                     uses = self.uses.setdefault(operand.var, [])
                     if not uses or uses[-1] != position:
                         uses.append(position)
+        self.distances = _reuse_distances(self.uses, {v: self.base_stream(v) for v in self.load_of})
         self.stream_of: dict[str, str] = {}
         self.slot_of: dict[str, Slot | None] = {}
         self.occupant: dict[str, list[str | None]] = {}
@@ -146,7 +147,7 @@ class _Walk:
             )
             self.steps.append(Step(node, bound))
             for var in dict.fromkeys(mentioned):
-                if self.uses[var][-1] == position:
+                if self.uses[var][-1] == position or self._too_far(var, position):
                     self._release(var, position)
 
     # -- slots ------------------------------------------------------------------------------
@@ -229,6 +230,16 @@ class _Walk:
         self.steps.append(Step(node, ((var, slot),), reload=True))
         self.reloads += 1
 
+    def _too_far(self, var: str, position: int) -> bool:
+        """Whether a loaded tile's next use is beyond what its stream can keep: more other
+        tiles of the stream are used before it than the stream has buffers (it is loaded
+        again then, and its buffer serves the tiles in between now)."""
+        slot = self.slot_of.get(var)
+        count = self.counts.get(slot.stream) if slot is not None else None
+        if slot is None or count is None or var not in self.load_of:
+            return False
+        return self.distances.get((var, position), 0) >= count
+
     def _release(self, var: str, position: int) -> None:
         slot = self.slot_of.get(var)
         if slot is None:
@@ -236,6 +247,46 @@ class _Walk:
         self.occupant[slot.stream][slot.number] = None
         self.freed[slot.stream][slot.number] = position
         self.slot_of[var] = None
+
+
+def _reuse_distances(
+    uses: Mapping[str, list[int]], stream_of: Mapping[str, str]
+) -> dict[tuple[str, int], int]:
+    """For each use ``(var, position)`` of a loaded tile that is used again: how many other
+    tiles of its stream are used before the next use (the LRU stack distance, counted with
+    a Fenwick tree over the stream's sequence of uses)."""
+    sequences: dict[str, list[tuple[int, str]]] = {}
+    for var, stream in stream_of.items():
+        sequences.setdefault(stream, []).extend((position, var) for position in uses.get(var, ()))
+    out: dict[tuple[str, int], int] = {}
+    for sequence in sequences.values():
+        sequence.sort()
+        size = len(sequence)
+        tree = [0] * (size + 1)
+
+        def add(i: int, delta: int, tree: list[int] = tree, size: int = size) -> None:
+            i += 1
+            while i <= size:
+                tree[i] += delta
+                i += i & -i
+
+        def total(i: int, tree: list[int] = tree) -> int:  # sum of marks at 0 .. i-1
+            found = 0
+            while i > 0:
+                found += tree[i]
+                i -= i & -i
+            return found
+
+        last: dict[str, tuple[int, int]] = {}  # var -> (index in sequence, position)
+        for index, (position, var) in enumerate(sequence):
+            before = last.get(var)
+            if before is not None:
+                previous_index, previous_position = before
+                out[(var, previous_position)] = total(index) - total(previous_index + 1)
+                add(previous_index, -1)
+            add(index, 1)
+            last[var] = (index, position)
+    return out
 
 
 def allocate(kernel: KernelProgram, order: Sequence[int], schedule: Schedule, target: Target) -> Allocation:

@@ -39,7 +39,9 @@ def lower_plan(
         name: _pool(kb, stream.name, stream.shape, stream.dtype, stream.buffer, stream.buffers)
         for name, stream in plan.streams.items()
     }
-    kb.open("alloc", "rotating buffers: " + ", ".join(f"{s.name} x{s.buffers}" for s in plan.streams.values()))
+    kb.open(
+        "alloc", "rotating buffers: " + ", ".join(f"{s.name} x{s.buffers}" for s in plan.streams.values())
+    )
     for pool in pools.values():
         kb.assign(pool.name, pool.declaration())
     kb.close()
