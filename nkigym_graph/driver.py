@@ -95,7 +95,14 @@ def saturate_steps(
     check_program(program, "saturate")
     if names is not None:
         require_type(names, (list, tuple), "saturate: names", TransformError, "a list of transform names")
-    return _batches(program, [get_transform(n) for n in (names if names is not None else DEFAULT_PIPELINE)])
+    chosen = [get_transform(n) for n in (names if names is not None else DEFAULT_PIPELINE)]
+    choices = [t.name for t in chosen if not t.saturates]
+    if choices:
+        raise TransformError(
+            f"saturate: {', '.join(choices)} offer(s) alternatives, not rewrites to apply until none is "
+            "left; choose among them with search(..., strategy='schedule')"
+        )
+    return _batches(program, chosen)
 
 
 def _batches(program: Program, chosen: list[Transform]) -> Iterator[tuple[Batch, Program]]:

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 
 from nkigym_graph.derivation import ascending_without, derive_program
 from nkigym_graph.errors import TransformError, VerificationError
+from nkigym_graph.ir.schedule import Schedule, ScheduleError
 from nkigym_graph.program import Program
 from nkigym_graph.statement import Statement
 from nkigym_graph.transform import Edit, Match, Rename
@@ -36,7 +37,12 @@ def apply_edits(program: Program, edits: Iterable[Edit], transform: str = "edit"
     remove: set[int] = set()
     renames: dict[str, Rename] = {}
     changed: set[int] = set()
+    schedule = None
     for edit in edits:
+        if edit.schedule is not None:
+            if schedule is not None:
+                raise TransformError(f"{transform}: edits set the schedule twice")
+            schedule = edit.schedule
         overlap = edit.changes & changed
         if overlap:
             raise TransformError(f"{transform}: edits change the same statements {sorted(overlap)}")
@@ -49,7 +55,26 @@ def apply_edits(program: Program, edits: Iterable[Edit], transform: str = "edit"
         remove |= edit.remove
         renames.update(edit.renames)
     if not replace and not absorb and not remove and not renames:
-        return program
+        return program if schedule is None else _scheduled(program, schedule, transform)
+    edited_program = _statements_edited(program, replace, absorb, remove, renames, transform)
+    return edited_program if schedule is None else _scheduled(edited_program, schedule, transform)
+
+
+def _scheduled(program: Program, schedule: Schedule, transform: str) -> Program:
+    try:
+        return program.with_schedule(schedule)
+    except ScheduleError as err:
+        raise TransformError(f"{transform} produced an invalid schedule: {err}") from err
+
+
+def _statements_edited(
+    program: Program,
+    replace: dict[int, Statement],
+    absorb: dict[int, int],
+    remove: set[int],
+    renames: dict[str, Rename],
+    transform: str,
+) -> Program:
     keeper_of = {node: _final_keeper(node, absorb) for node in absorb}
     order, gone = _linear_order(program, keeper_of, remove)
     edited = set(replace)
@@ -155,10 +180,12 @@ def select_non_conflicting(matches: Sequence[Match]) -> list[Match]:
     read: set[int] = set()
     renamed: set[str] = set()
     mentioned: set[str] = set()
+    scheduled = False
     for match in matches:
         mine, names = match.changes, match.renamed
         if (
-            mine & changed
+            (scheduled and match.edit.schedule is not None)
+            or mine & changed
             or mine & read
             or match.reads & changed
             or names & renamed
@@ -167,6 +194,7 @@ def select_non_conflicting(matches: Sequence[Match]) -> list[Match]:
         ):
             continue
         kept.append(match)
+        scheduled = scheduled or match.edit.schedule is not None
         changed |= mine
         read |= match.reads
         renamed |= names

@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nkigym_graph.errors import TransformError
+from nkigym_graph.ir.schedule import Schedule
 from nkigym_graph.statement import Operand, Statement
 from nkigym_graph.transform_guard import guard_methods
 
@@ -53,13 +54,15 @@ class Edit:
     ``replace[node]`` is the node's new statement; ``absorb[node] = keeper`` removes
     ``node``, whose work now happens in ``keeper`` (its dependencies move there);
     ``remove`` drops nodes outright (dead code); ``renames[var]`` redirects every
-    other statement's use of ``var`` (statements this edit replaces are left as given).
+    other statement's use of ``var`` (statements this edit replaces are left as given);
+    ``schedule`` (when not None) becomes the program's schedule (``Program.schedule``).
     """
 
     replace: Mapping[int, Statement] = field(default_factory=dict)
     absorb: Mapping[int, int] = field(default_factory=dict)
     remove: frozenset[int] = frozenset()
     renames: Mapping[str, Rename] = field(default_factory=dict)
+    schedule: Schedule | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "replace", MappingProxyType(dict(self.replace)))
@@ -74,7 +77,7 @@ class Edit:
 
     def __reduce__(self) -> tuple[Any, ...]:
         # the read-only mappings do not pickle: rebuild from plain dicts (process pools)
-        return (Edit, (dict(self.replace), dict(self.absorb), self.remove, dict(self.renames)))
+        return (Edit, (dict(self.replace), dict(self.absorb), self.remove, dict(self.renames), self.schedule))
 
     def __hash__(self) -> int:
         return hash(
@@ -83,6 +86,7 @@ class Edit:
                 tuple(sorted(self.absorb.items())),
                 self.remove,
                 tuple(sorted(self.renames.items())),
+                self.schedule,
             )
         )
 
@@ -124,6 +128,7 @@ class Match:
             or theirs & self.reads
             or self.renamed & (other.renamed | other.mentions)
             or other.renamed & self.mentions
+            or (self.edit.schedule is not None and other.edit.schedule is not None)
         )
 
     def __str__(self) -> str:
@@ -143,6 +148,10 @@ class Transform:
     """Whether saturation may apply many matches of one analysis as one batch of edits.
     A transform whose ``rewrite`` does more than its edit (e.g. changes the parameters)
     sets False and is applied one ``rewrite`` at a time."""
+    saturates: bool = True
+    """Whether applying it until no match is left makes sense. A transform whose matches
+    are alternatives (a schedule choice: every loop order is a match) sets False, and
+    ``saturate`` refuses it: such choices are made by ``search``."""
 
     def analyze(self, program: Program) -> list[Match]:
         """Every opportunity in ``program`` (frozen matches, each with its edit)."""

@@ -103,6 +103,7 @@ class _Walk:
                         uses.append(position)
         self.distances = _reuse_distances(self.uses, {v: self.base_stream(v) for v in self.load_of})
         self.stream_of: dict[str, str] = {}
+        self.moved: dict[str, Slot] = {}
         self.slot_of: dict[str, Slot | None] = {}
         self.occupant: dict[str, list[str | None]] = {}
         self.freed: dict[str, list[int]] = {}
@@ -143,8 +144,11 @@ class _Walk:
             if defines and dst is not None:
                 self._define(dst, stmt.op.engine, [o.var for o in stmt.reads], position, protect)
             bound = tuple(
-                (var, slot) for var in dict.fromkeys(mentioned) if (slot := self.slot_of[var]) is not None
+                (var, slot)
+                for var in dict.fromkeys(mentioned)
+                if (slot := self.slot_of[var] or self.moved.get(var)) is not None
             )
+            self.moved.clear()
             self.steps.append(Step(node, bound))
             for var in dict.fromkeys(mentioned):
                 if self.uses[var][-1] == position or self._too_far(var, position):
@@ -164,6 +168,7 @@ class _Walk:
                 and self.program.variables[source].shape == shape
             ):
                 self.slot_of[source] = None
+                self.moved[source] = slot  # this statement still reads it there
                 self._occupy(var, slot)
                 return
         stream = self.base_stream(var)
@@ -289,12 +294,31 @@ def _reuse_distances(
     return out
 
 
+class Unlimited(NamedTuple):
+    """The walk with as many buffers as each stream needs: no reloads."""
+
+    steps: tuple[Step, ...]
+    streams: Mapping[str, Stream]
+    peaks: Mapping[str, int]
+    """Tiles of each stream live at once, at most."""
+
+
+def unlimited_walk(kernel: KernelProgram, order: Sequence[int]) -> Unlimited:
+    """Slots with unlimited buffers (what each stream needs to keep every tile)."""
+    walk = _Walk(kernel, order, {})
+    walk.run()
+    streams = {
+        name: _stream(kernel.program, name, walk.members.get(name, set()), peak)
+        for name, peak in walk.peak.items()
+    }
+    return Unlimited(tuple(walk.steps), streams, dict(walk.peak))
+
+
 def allocate(kernel: KernelProgram, order: Sequence[int], schedule: Schedule, target: Target) -> Allocation:
     """Slots for every on-chip tile of ``kernel`` run in ``order`` (see the module docstring)."""
-    free_pass = _Walk(kernel, order, {})
-    free_pass.run()
+    free_pass = unlimited_walk(kernel, order)
     counts: dict[str, int | None] = {}
-    for stream, peak in free_pass.peak.items():
+    for stream, peak in free_pass.peaks.items():
         chosen = schedule.buffer(stream)
         counts[stream] = chosen if chosen is not None else peak + 1
     unknown = sorted(set(dict(schedule.buffers)) - set(counts))

@@ -24,8 +24,8 @@ from typing import NamedTuple
 from nkigym_graph.ir.memo import memo
 from nkigym_graph.ir.schedule import Schedule
 from nkigym_graph.program import Program
-from nkigym_graph.scheduling.allocate import Step, Stream, allocate
-from nkigym_graph.scheduling.order import schedule_order
+from nkigym_graph.scheduling.allocate import Step, Stream, allocate, unlimited_walk
+from nkigym_graph.scheduling.order import keyed_topological_order, schedule_order, statement_keys
 from nkigym_graph.scheduling.prepare import KernelProgram, prepare
 
 _PREPARED: OrderedDict[tuple[str, tuple[tuple[str, int], ...]], KernelProgram] = OrderedDict()
@@ -86,3 +86,41 @@ def prepared(program: Program, schedule: Schedule) -> KernelProgram:
         while len(_PREPARED) > _PREPARED_LIMIT:
             _PREPARED.popitem(last=False)
     return found
+
+
+class StreamUsage(NamedTuple):
+    """How one stream's tiles are used in a program's kernel order."""
+
+    peak: int
+    """Tiles live at once when every tile stays until its last use (no reloads)."""
+    per_block: int
+    """The most distinct tiles used within one block of the outer loops."""
+    slot_bytes: int
+    """Bytes per partition of one slot."""
+    buffer: str
+
+
+def stream_usage(program: Program) -> Mapping[str, StreamUsage]:
+    """The streams of ``program``'s kernel under its schedule's order and blocks (its
+    buffer counts aside), for choosing buffer counts."""
+    return memo(program, "stream_usage", _usage)
+
+
+def _usage(program: Program) -> Mapping[str, StreamUsage]:
+    schedule = program.schedule or Schedule()
+    kernel = prepared(program, schedule)
+    keys = statement_keys(kernel.program, schedule)
+    order = keyed_topological_order(kernel.program, keys)
+    free = unlimited_walk(kernel, order)
+    outer = len(schedule.order)
+    blocks: dict[str, dict[tuple[int, ...], set[str]]] = {}
+    for step in free.steps:
+        block = keys[step.node][:outer]
+        for var, slot in step.slots:
+            blocks.setdefault(slot.stream, {}).setdefault(block, set()).add(var)
+    out = {}
+    for name, stream in free.streams.items():
+        used = blocks.get(name, {})
+        widest = max((len(v) for v in used.values()), default=1)
+        out[name] = StreamUsage(free.peaks[name], widest, stream.bytes_per_partition, stream.buffer)
+    return out

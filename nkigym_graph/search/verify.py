@@ -99,6 +99,9 @@ class Verifier:
         self._job_of: dict[str, Job | None] = {}
         self._sampled = self.sampled(root)
         self._full: dict[str, np.ndarray] | None = None
+        self._agreed: dict[str, bool] = {root.structure_hash: True}
+        """Structure hashes found to agree (value: checked on every element): programs
+        with the same statements compute the same, whatever their schedule."""
 
     # -- evaluation -------------------------------------------------------------------
     def _writers(self, program: Program) -> dict[int, str]:
@@ -169,7 +172,18 @@ class Verifier:
 
     # -- checking ---------------------------------------------------------------------
     def check(self, program: Program, full: bool = False) -> str | None:
-        """None if ``program`` agrees with the root, else what differs."""
+        """None if ``program`` agrees with the root, else what differs (a program with the
+        statements of one that agreed agrees: only its schedule differs)."""
+        structure = program.structure_hash
+        agreed = self._agreed.get(structure)
+        if agreed is not None and (agreed or not full):
+            return None
+        problem = self._check(program, full)
+        if problem is None:
+            self._agreed[structure] = full or bool(agreed)
+        return problem
+
+    def _check(self, program: Program, full: bool) -> str | None:
         missing = [v for v in self.outputs if v not in program.variables]
         if missing:
             return f"it does not compute {missing}"
