@@ -15,8 +15,8 @@ stream is taken, the loaded tile whose next use is farthest is dropped and loade
 before that use (*reload*); a computed stream cannot drop a tile, so too few slots for
 what must stay live is a ``ScheduleError`` naming the stream and what it needs.
 
-A stream's count is the schedule's (``buffers``); by default one more than it needs
-with unlimited slots (no reloads, one slot of slack).
+A stream's count is the schedule's (``buffers``), or a default
+(``nkigym_graph.scheduling.plan.buffer_counts``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from nkigym_graph.dtypes import itemsize
-from nkigym_graph.ir.schedule import Schedule, ScheduleError
+from nkigym_graph.ir.schedule import ScheduleError
 from nkigym_graph.program import Program
 from nkigym_graph.scheduling.prepare import EVICT, KernelProgram
 from nkigym_graph.targets import Target
@@ -81,9 +81,9 @@ class Allocation(NamedTuple):
 
 
 class _Walk:
-    """One pass over the ordered statements with given stream counts (None: unlimited)."""
+    """One pass over the ordered statements with given stream counts (none given: unlimited)."""
 
-    def __init__(self, kernel: KernelProgram, order: Sequence[int], counts: Mapping[str, int | None]) -> None:
+    def __init__(self, kernel: KernelProgram, order: Sequence[int], counts: Mapping[str, int]) -> None:
         self.kernel = kernel
         self.program = kernel.program
         self.order = order
@@ -314,24 +314,15 @@ def unlimited_walk(kernel: KernelProgram, order: Sequence[int]) -> Unlimited:
     return Unlimited(tuple(walk.steps), streams, dict(walk.peak))
 
 
-def allocate(kernel: KernelProgram, order: Sequence[int], schedule: Schedule, target: Target) -> Allocation:
-    """Slots for every on-chip tile of ``kernel`` run in ``order`` (see the module docstring)."""
-    free_pass = unlimited_walk(kernel, order)
-    counts: dict[str, int | None] = {}
-    for stream, peak in free_pass.peaks.items():
-        chosen = schedule.buffer(stream)
-        counts[stream] = chosen if chosen is not None else peak + 1
-    unknown = sorted(set(dict(schedule.buffers)) - set(counts))
-    if unknown:
-        raise ScheduleError(
-            f"schedule gives buffers for stream(s) {', '.join(map(repr, unknown))}, which this program's "
-            f"kernel does not have (its streams: {', '.join(sorted(counts))})"
-        )
+def allocate(
+    kernel: KernelProgram, order: Sequence[int], counts: Mapping[str, int], target: Target
+) -> Allocation:
+    """Slots for every on-chip tile of ``kernel`` run in ``order`` with ``counts`` buffers
+    per stream (see the module docstring)."""
     walk = _Walk(kernel, order, counts)
     walk.run()
     streams = {
-        name: _stream(kernel.program, name, walk.members.get(name, set()), count or 1)
-        for name, count in counts.items()
+        name: _stream(kernel.program, name, walk.members.get(name, set()), n) for name, n in counts.items()
     }
     _check_capacity(streams, target)
     return Allocation(tuple(walk.steps), streams, walk.reloads)

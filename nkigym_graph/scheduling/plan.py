@@ -3,7 +3,8 @@ it in, and the rotating buffer of every tile.
 
 ``kernel_plan(program)`` is what backends emit and cost models price for a program with
 a schedule: ``prepare`` (loads cut at block boundaries, PSUM evictions made explicit),
-``schedule_order`` (the block loops), ``allocate`` (streams, slots, reloads). A schedule
+``statement_keys`` and ``keyed_topological_order`` (the block loops), ``allocate``
+(streams, slots, reloads; counts from ``buffer_counts``). A schedule
 that cannot run -- too few buffers for what must stay live, on-chip memory overflowing
 -- raises ``ScheduleError`` naming the stream and the limit.
 
@@ -19,14 +20,15 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from nkigym_graph.ir.memo import memo
-from nkigym_graph.ir.schedule import Schedule
+from nkigym_graph.ir.schedule import Schedule, ScheduleError
 from nkigym_graph.program import Program
 from nkigym_graph.scheduling.allocate import Step, Stream, allocate, unlimited_walk
-from nkigym_graph.scheduling.order import keyed_topological_order, schedule_order, statement_keys
+from nkigym_graph.scheduling.order import keyed_topological_order, statement_keys
 from nkigym_graph.scheduling.prepare import KernelProgram, prepare
+from nkigym_graph.targets import Target
 
 _PREPARED: OrderedDict[tuple[str, tuple[tuple[str, int], ...]], KernelProgram] = OrderedDict()
 _PREPARED_LIMIT = 16
@@ -57,9 +59,10 @@ def kernel_plan(program: Program) -> KernelPlan:
 
 def _plan(program: Program) -> KernelPlan:
     schedule = program.schedule or Schedule()
-    kernel = prepared(program, schedule)
-    order = schedule_order(kernel.program, schedule)
-    allocation = allocate(kernel, order, schedule, program.target)
+    ordered = _ordered(program, schedule)
+    counts = buffer_counts(schedule, ordered.usage, program.target)
+    allocation = allocate(ordered.kernel, ordered.order, counts, program.target)
+    kernel = ordered.kernel
     return KernelPlan(
         program,
         kernel.program,
@@ -69,23 +72,6 @@ def _plan(program: Program) -> KernelPlan:
         kernel.psum,
         allocation.reloads,
     )
-
-
-def prepared(program: Program, schedule: Schedule) -> KernelProgram:
-    """``prepare(program, blocks)``, shared by the programs with the same statements and
-    blocks (a search moves between schedules of one program)."""
-    key = (program.structure_hash, schedule.blocks)
-    with _LOCK:
-        found = _PREPARED.get(key)
-        if found is not None:
-            _PREPARED.move_to_end(key)
-            return found
-    found = prepare(program, dict(schedule.blocks))
-    with _LOCK:
-        _PREPARED[key] = found
-        while len(_PREPARED) > _PREPARED_LIMIT:
-            _PREPARED.popitem(last=False)
-    return found
 
 
 class StreamUsage(NamedTuple):
@@ -103,11 +89,53 @@ class StreamUsage(NamedTuple):
 def stream_usage(program: Program) -> Mapping[str, StreamUsage]:
     """The streams of ``program``'s kernel under its schedule's order and blocks (its
     buffer counts aside), for choosing buffer counts."""
-    return memo(program, "stream_usage", _usage)
+    return _ordered(program, program.schedule or Schedule()).usage
 
 
-def _usage(program: Program) -> Mapping[str, StreamUsage]:
-    schedule = program.schedule or Schedule()
+def buffer_counts(schedule: Schedule, usage: Mapping[str, StreamUsage], target: Target) -> dict[str, int]:
+    """Every stream's buffer count: the schedule's, or by default every tile it keeps plus
+    one (``peak + 1``: no reloads, one buffer of slack) when all streams so fit on chip,
+    else two blocks' worth for the streams of loaded tiles (double-buffered blocks, tiles
+    reused across blocks loaded again)."""
+    unknown = sorted(set(dict(schedule.buffers)) - set(usage))
+    if unknown:
+        raise ScheduleError(
+            f"schedule gives buffers for stream(s) {', '.join(map(repr, unknown))}, which this program's "
+            f"kernel does not have (its streams: {', '.join(sorted(usage))})"
+        )
+    counts = {name: schedule.buffer(name) or use.peak + 1 for name, use in usage.items()}
+    capacity = {"sbuf": target.sbuf_bytes_per_partition, "psum": target.psum_bytes_per_partition}
+    for buffer, room in capacity.items():
+        used = sum(counts[name] * use.slot_bytes for name, use in usage.items() if use.buffer == buffer)
+        if used <= room:
+            continue
+        for name, use in usage.items():
+            if use.buffer == buffer and name.startswith("load.") and schedule.buffer(name) is None:
+                counts[name] = min(counts[name], 2 * use.per_block)
+    return counts
+
+
+class _Ordered(NamedTuple):
+    """What a schedule's blocks and loop orders decide (its buffer counts aside)."""
+
+    kernel: KernelProgram
+    order: list[int]
+    usage: Mapping[str, StreamUsage]
+
+
+_ORDERED: OrderedDict[tuple[Any, ...], _Ordered] = OrderedDict()
+_ORDERED_LIMIT = 32
+
+
+def _ordered(program: Program, schedule: Schedule) -> _Ordered:
+    """The kernel program, its order and stream usage, shared by the schedules that differ
+    in buffer counts only (a search moves between them)."""
+    key = (program.structure_hash, program.target.name, schedule.blocks, schedule.order, schedule.inner)
+    with _LOCK:
+        found = _ORDERED.get(key)
+        if found is not None:
+            _ORDERED.move_to_end(key)
+            return found
     kernel = prepared(program, schedule)
     keys = statement_keys(kernel.program, schedule)
     order = keyed_topological_order(kernel.program, keys)
@@ -118,9 +146,30 @@ def _usage(program: Program) -> Mapping[str, StreamUsage]:
         block = keys[step.node][:outer]
         for var, slot in step.slots:
             blocks.setdefault(slot.stream, {}).setdefault(block, set()).add(var)
-    out = {}
+    usage = {}
     for name, stream in free.streams.items():
-        used = blocks.get(name, {})
-        widest = max((len(v) for v in used.values()), default=1)
-        out[name] = StreamUsage(free.peaks[name], widest, stream.bytes_per_partition, stream.buffer)
-    return out
+        widest = max((len(v) for v in blocks.get(name, {}).values()), default=1)
+        usage[name] = StreamUsage(free.peaks[name], widest, stream.bytes_per_partition, stream.buffer)
+    found = _Ordered(kernel, order, usage)
+    with _LOCK:
+        _ORDERED[key] = found
+        while len(_ORDERED) > _ORDERED_LIMIT:
+            _ORDERED.popitem(last=False)
+    return found
+
+
+def prepared(program: Program, schedule: Schedule) -> KernelProgram:
+    """``prepare(program, blocks)``, shared by the programs with the same statements and
+    blocks (a search moves between schedules of one program)."""
+    key = (program.structure_hash, schedule.blocks)
+    with _LOCK:
+        found = _PREPARED.get(key)
+        if found is not None:
+            _PREPARED.move_to_end(key)
+            return found
+    found = prepare(program, dict(schedule.blocks))
+    with _LOCK:
+        _PREPARED[key] = found
+        while len(_PREPARED) > _PREPARED_LIMIT:
+            _PREPARED.popitem(last=False)
+    return found

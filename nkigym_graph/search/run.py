@@ -38,7 +38,7 @@ VERIFY_MODES = ("sampled", "all")
 
 def search(
     program: Program,
-    transforms: Sequence[str | Transform] = DEFAULT_TRANSFORMS,
+    transforms: Sequence[str | Transform] | None = None,
     strategy: str = "greedy",
     budget: int | None = None,
     seed: int = 0,
@@ -55,7 +55,9 @@ def search(
 ) -> SearchResult:
     """Search rewrite sequences of ``program`` for the best modeled cost.
 
-    ``strategy``: ``exhaustive``, ``random``, ``greedy`` or ``beam`` (strategy options
+    ``transforms``: names or instances (default: the strategy's own list; ``data_reuse``,
+    ``operand_merge``, ``dead_code``, and for ``schedule`` the schedule choices too).
+    ``strategy``: ``exhaustive``, ``random``, ``greedy``, ``beam`` or ``schedule`` (options
     such as ``min_depth``, ``width`` or ``batch`` go in ``options``). ``budget``: the
     most distinct states to create (for ``random``: the states to collect). ``seed``
     fixes the random choices, the verification inputs and the sample points.
@@ -78,7 +80,7 @@ def search(
     for flag, value in (("progress", progress), ("confirm", confirm)):
         if value is not None:
             require_type(value, bool, flag, SearchError, "None, True or False")
-    resolved = transform_list(transforms)
+    resolved = transform_list(chosen.transforms if transforms is None else transforms)
     if not resolved:
         raise SearchError("search needs at least one transform")
     names = [t.name for t in resolved]
