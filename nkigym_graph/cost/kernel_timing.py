@@ -188,9 +188,10 @@ def _events(
 
 def scheduled_report(program: Program, model: str, unscheduled: Callable[[], CostReport]) -> CostReport:
     """The cost report of a scheduled ``program``: its plan's kernel timed as above. A
-    schedule that cannot run is infeasible, priced as ``unscheduled()`` with the reason."""
+    plan whose buffers overflow on-chip memory is timed and marked infeasible; a schedule
+    that cannot run at all is infeasible, priced as ``unscheduled()``, with the reason."""
     try:
-        plan = kernel_plan(program)
+        plan = kernel_plan(program, overflowing=True)
     except ScheduleError as err:
         base = unscheduled()
         return replace(base, model=model, feasible=False, reason=f"schedule: {err}")
@@ -214,6 +215,8 @@ def scheduled_report(program: Program, model: str, unscheduled: Callable[[], Cos
         peak_psum_bytes=sum(s.buffers * s.bytes_per_partition for s in streams if s.buffer == "psum"),
         sbuf_capacity=target.sbuf_bytes_per_partition,
         psum_capacity=target.psum_bytes_per_partition,
+        feasible=plan.overflow is None,
+        reason="" if plan.overflow is None else f"schedule: {plan.overflow}",
     )
 
 

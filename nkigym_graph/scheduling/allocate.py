@@ -78,6 +78,8 @@ class Allocation(NamedTuple):
     steps: tuple[Step, ...]
     streams: Mapping[str, Stream]
     reloads: int
+    overflow: str | None
+    """Why the buffers do not fit on chip (None: they fit)."""
 
 
 class _Walk:
@@ -324,8 +326,7 @@ def allocate(
     streams = {
         name: _stream(kernel.program, name, walk.members.get(name, set()), n) for name, n in counts.items()
     }
-    _check_capacity(streams, target)
-    return Allocation(tuple(walk.steps), streams, walk.reloads)
+    return Allocation(tuple(walk.steps), streams, walk.reloads, overflow(streams, target))
 
 
 def _stream(program: Program, name: str, members: set[str], count: int) -> Stream:
@@ -340,7 +341,8 @@ def _stream(program: Program, name: str, members: set[str], count: int) -> Strea
     return Stream(name, buffer, shape, dtype, count)
 
 
-def _check_capacity(streams: Mapping[str, Stream], target: Target) -> None:
+def overflow(streams: Mapping[str, Stream], target: Target) -> str | None:
+    """Why ``streams`` do not fit ``target``'s SBUF and PSUM (None: they fit)."""
     for buffer, capacity in (
         ("sbuf", target.sbuf_bytes_per_partition),
         ("psum", target.psum_bytes_per_partition),
@@ -352,14 +354,13 @@ def _check_capacity(streams: Mapping[str, Stream], target: Target) -> None:
                 f"{s.name} {s.buffers} x {s.bytes_per_partition} B"
                 for s in sorted(chosen, key=lambda s: s.name)
             )
-            raise ScheduleError(
-                f"{buffer.upper()} overflows on {target.name}: "
-                f"{used} bytes per partition > {capacity} ({parts})"
-            )
+            where = f"{used} bytes per partition > {capacity}"
+            return f"{buffer.upper()} overflows on {target.name}: {where} ({parts})"
     bank = int(target.facts.get("psum_bank_bytes", 0))
     for stream in streams.values():
         if stream.buffer == "psum" and bank and stream.bytes_per_partition > bank:
-            raise ScheduleError(
+            return (
                 f"a PSUM tile of {stream.bytes_per_partition} bytes per partition exceeds one "
                 f"{bank}-byte bank on {target.name}"
             )
+    return None

@@ -50,11 +50,18 @@ class KernelPlan(NamedTuple):
     """Variables of ``program`` living in PSUM."""
     reloads: int
     """Loads run again because their tile was dropped from a full stream."""
+    overflow: str | None
+    """Why its buffers do not fit on chip (None: they fit; ``kernel_plan`` refuses others)."""
 
 
-def kernel_plan(program: Program) -> KernelPlan:
-    """The plan of ``program`` (its schedule, or the default one), once per snapshot."""
-    return memo(program, "kernel_plan", _plan)
+def kernel_plan(program: Program, *, overflowing: bool = False) -> KernelPlan:
+    """The plan of ``program`` (its schedule, or the default one), once per snapshot.
+    A plan whose buffers do not fit on chip is a ``ScheduleError`` unless ``overflowing``
+    (a cost model still times it, to rank such schedules among themselves)."""
+    plan = memo(program, "kernel_plan", _plan)
+    if plan.overflow is not None and not overflowing:
+        raise ScheduleError(plan.overflow)
+    return plan
 
 
 def _plan(program: Program) -> KernelPlan:

@@ -77,11 +77,11 @@ STRATEGIES: Mapping[str, Strategy] = MappingProxyType(
                     "data_reuse",
                     "operand_merge",
                     "dead_code",
-                    "rfactor",
                     "loop_order",
                     "block_size",
-                    "inner_order",
                     "buffer_count",
+                    "inner_order",
+                    "rfactor",
                 ),
             ),
         )

@@ -8,8 +8,11 @@
 2. **Schedule.** Coordinate descent over the choices (the transforms that do not
    saturate: ``rfactor``, ``loop_order``, ``block_size``, ``inner_order``,
    ``buffer_count``, and any a plugin adds): in turn, every alternative a choice offers
-   in the current state is priced, and the best is taken if it ranks better. Rounds
-   repeat until one improves nothing, ``rounds`` have run or the budget is used.
+   in the current state is priced, and the best is taken if it ranks better -- or, for
+   a schedule choice (``ScheduleTransform``) in the first round, always: a schedule's
+   parts pay off together, not one by one. Rounds repeat until one improves nothing,
+   ``rounds`` have run or the budget is used; the result is the best state seen
+   (scheduled or not).
 
 Every state is priced by the cost model; a schedule step leaves the statements as they
 are, so it needs no numeric check, and ``rfactor`` states are checked like any rewrite.
@@ -17,6 +20,7 @@ are, so it needs no numeric check, and ``rfactor`` states are checked like any r
 
 from __future__ import annotations
 
+from nkigym_graph.scheduling.choice import ScheduleTransform
 from nkigym_graph.search.derive import edit_based
 from nkigym_graph.search.session import Session
 from nkigym_graph.search.state import State
@@ -26,7 +30,7 @@ def run(session: Session, rounds: int = 4) -> None:
     """Saturate the structure, then improve the schedule choice by choice."""
     current = _structure(session, session.root)
     choices = [t for t in session.transforms if not t.saturates]
-    for _ in range(rounds):
+    for round_number in range(rounds):
         improved = False
         for transform in choices:
             if session.exhausted:
@@ -37,6 +41,8 @@ def run(session: Session, rounds: int = 4) -> None:
             best = min(children, key=lambda s: s.key)
             if best.cost.rank < current.cost.rank:
                 current, improved = best, True
+            elif round_number == 0 and isinstance(transform, ScheduleTransform):
+                current = best
         if not improved:
             return
 
