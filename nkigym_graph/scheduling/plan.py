@@ -78,6 +78,7 @@ def _plan(program: Program) -> KernelPlan:
         allocation.streams,
         kernel.psum,
         allocation.reloads,
+        allocation.overflow,
     )
 
 
