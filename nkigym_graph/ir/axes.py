@@ -19,11 +19,12 @@ elementwise role (``P``, ``F``) -- when exactly one axis has only that role,
 otherwise the first parameter or output dimension in the axis (``a.1``).
 
 >>> from nkigym_graph.synthetic import tiled_matmul
->>> axes = program_axes(tiled_matmul(256, 128, 512))
->>> sorted(axes.names)
-['K', 'M', 'N']
->>> axes.box(axes.program.statements_of("nc_matmul")[-1])["K"]
-(128, 256)
+>>> axes = program_axes(tiled_matmul(256, 256, 512))  # M, K, N
+>>> sorted(axes.names), dict(axes.sizes)
+(['K', 'M', 'N'], {'M': 256, 'N': 512, 'K': 256})
+>>> last = axes.program.statements_of("nc_matmul")[-1]
+>>> sorted(axes.box(last).items())
+[('K', (128, 256)), ('M', (128, 256)), ('N', (384, 512))]
 """
 
 from __future__ import annotations

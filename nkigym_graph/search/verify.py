@@ -99,7 +99,7 @@ class Verifier:
         self._job_of: dict[str, Job | None] = {}
         self._sampled = self.sampled(root)
         self._full: dict[str, np.ndarray] | None = None
-        self._agreed: dict[str, bool] = {root.structure_hash: True}
+        self._agreed: dict[str, bool] = {}
         """Structure hashes found to agree (value: checked on every element): programs
         with the same statements compute the same, whatever their schedule."""
 

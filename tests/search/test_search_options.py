@@ -60,7 +60,7 @@ def test_progress_shows_on_a_terminal_and_can_be_switched_off() -> None:
         ({"workers": True}, "workers must be an integer >= 1, got bool True"),
         ({"executor": "cluster"}, "executor must be None, 'process' or a concurrent.futures.Executor"),
         ({"transforms": ()}, "needs at least one transform"),
-        ({"transforms": None}, "transforms must be a list of transform names .* got NoneType None"),
+        ({"transforms": 5}, "transforms must be a list of transform names .* got int 5"),
         ({"transforms": "data_reuse"}, "transforms must be a list .* got str 'data_reuse'"),
         ({"transforms": [5]}, "transforms entries must be names or Transform instances, got int 5"),
         (
