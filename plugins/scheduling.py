@@ -8,8 +8,8 @@ Every match is an alternative schedule of the same statements:
 ``inner_order``
     the order of the tiles inside a block: every permutation (or the block order).
 ``block_size``
-    one axis' block size: the axis' tile times a power of two, up to the whole axis
-    (``blocks=...`` gains or changes ``K:1024``), or no blocks along it.
+    one axis' block size: the axis' tile (the default) times a power of two, up to the
+    whole axis (``blocks=...`` gains or changes ``K:1024``).
 ``buffer_count``
     one stream's rotating buffers: the tiles it uses in one block (single buffering),
     twice that (double buffering), three and four times, every tile it would keep
@@ -34,28 +34,16 @@ import itertools
 from collections.abc import Iterator
 
 from nkigym_graph import hookimpl
-from nkigym_graph.ir.axes import DATA_MOVEMENT, program_axes
+from nkigym_graph.ir.axes import program_axes
 from nkigym_graph.ir.schedule import Schedule, ScheduleError
 from nkigym_graph.program import Program
 from nkigym_graph.scheduling.choice import Choice, ScheduleTransform
+from nkigym_graph.scheduling.loops import loop_axes
 from nkigym_graph.scheduling.plan import stream_usage
 from nkigym_graph.transform import Transform
 
 MAX_PERMUTED_AXES = 5
 """Loop orders are offered for programs with at most this many loop axes (5! = 120)."""
-
-
-def loop_axes(program: Program) -> dict[str, int]:
-    """The axes with more than one tile, with their tile (the smallest extent a computing
-    statement has along them), in name order."""
-    axes = program_axes(program)
-    tiles: dict[str, int] = {}
-    for node, stmt in enumerate(program.statements):
-        if stmt.op.name in DATA_MOVEMENT:
-            continue
-        for axis, (lo, hi) in axes.box(node).items():
-            tiles[axis] = min(tiles.get(axis, hi - lo), hi - lo)
-    return {a: t for a, t in sorted(tiles.items()) if axes.sizes.get(a, 0) > t}
 
 
 class LoopOrder(ScheduleTransform):
@@ -86,18 +74,19 @@ class InnerOrder(ScheduleTransform):
 
 
 class BlockSize(ScheduleTransform):
-    """One axis' block size: its tile times a power of two, up to the axis, or none."""
+    """One axis' block size: its tile (the default) times a power of two, or the whole axis."""
 
     name = "block_size"
 
     def choices(self, program: Program, current: Schedule) -> Iterator[Choice]:
         sizes = program_axes(program).sizes
         for axis, tile in loop_axes(program).items():
-            yield current.with_block(axis, None), f"{axis} unblocked"
-            size = tile
+            yield current.with_block(axis, None), f"{axis} in blocks of one tile ({tile})"
+            size = 2 * tile
             while size < sizes[axis]:
                 yield current.with_block(axis, size), f"{axis} in blocks of {size}"
                 size *= 2
+            yield current.with_block(axis, sizes[axis]), f"{axis} in one block"
 
 
 class BufferCount(ScheduleTransform):

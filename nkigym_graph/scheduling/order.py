@@ -2,7 +2,8 @@
 
 Every statement sits somewhere along the axes it touches (its box, ``ProgramAxes.box``).
 Its *key* is the block it falls in along each axis of ``schedule.order`` (outermost
-first), then its start along each axis of ``schedule.inner``: sorting by key nests the
+first; an axis without a block size is blocked by its tile, ``nkigym_graph.scheduling.loops``),
+then its start along each axis of ``schedule.inner``: sorting by key nests the
 block loops in that order and the tiles of a block in the inner order. A statement
 that does not touch an axis takes the position of the statements it is tied to: a
 load (nothing of the program feeds it) that of its first reader, anything else that of
@@ -22,6 +23,7 @@ from collections.abc import Sequence
 from nkigym_graph.ir.axes import program_axes
 from nkigym_graph.ir.schedule import Schedule
 from nkigym_graph.program import Program
+from nkigym_graph.scheduling.loops import loop_axes
 
 Key = tuple[int, ...]
 UNPLACED = -1
@@ -58,10 +60,12 @@ def statement_keys(program: Program, schedule: Schedule) -> list[Key]:
                 found = [where[r][i] for r in readers.get(node, ()) if where[r][i] is not None]
                 row[i] = min(found) if found else None  # type: ignore[type-var]
     index = {a: i for i, a in enumerate(names)}
+    tiles = loop_axes(program)
+    sizes = [schedule.block(a) or tiles.get(a) for a in schedule.order]
     keys = []
     for row in where:
         filled = [UNPLACED if v is None else v for v in row]
-        outer = tuple(_block(filled[index[a]], schedule.block(a)) for a in schedule.order)
+        outer = tuple(_block(filled[index[a]], size) for a, size in zip(schedule.order, sizes, strict=True))
         keys.append(outer + tuple(filled[index[a]] for a in schedule.inner))
     return keys
 

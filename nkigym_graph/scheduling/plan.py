@@ -101,25 +101,52 @@ def stream_usage(program: Program) -> Mapping[str, StreamUsage]:
 
 
 def buffer_counts(schedule: Schedule, usage: Mapping[str, StreamUsage], target: Target) -> dict[str, int]:
-    """Every stream's buffer count: the schedule's, or by default every tile it keeps plus
-    one (``peak + 1``: no reloads, one buffer of slack) when all streams so fit on chip,
-    else two blocks' worth for the streams of loaded tiles (double-buffered blocks, tiles
-    reused across blocks loaded again)."""
+    """Every stream's buffer count: the schedule's, or a default that fits on chip.
+
+    By default a computed stream gets twice the tiles it keeps live (double buffering),
+    PSUM at most what its banks hold, SBUF one more than live; a stream of loaded tiles
+    gets every tile it would keep plus one (no reloads). When the SBUF streams do not
+    fit, the loaded ones drop to two blocks' worth (double-buffered blocks; tiles reused
+    across blocks are loaded again) and then grow, a block at a time, while they fit.
+    """
     unknown = sorted(set(dict(schedule.buffers)) - set(usage))
     if unknown:
         raise ScheduleError(
             f"schedule gives buffers for stream(s) {', '.join(map(repr, unknown))}, which this program's "
             f"kernel does not have (its streams: {', '.join(sorted(usage))})"
         )
-    counts = {name: schedule.buffer(name) or use.peak + 1 for name, use in usage.items()}
-    capacity = {"sbuf": target.sbuf_bytes_per_partition, "psum": target.psum_bytes_per_partition}
-    for buffer, room in capacity.items():
-        used = sum(counts[name] * use.slot_bytes for name, use in usage.items() if use.buffer == buffer)
-        if used <= room:
-            continue
-        for name, use in usage.items():
-            if use.buffer == buffer and name.startswith("load.") and schedule.buffer(name) is None:
-                counts[name] = min(counts[name], 2 * use.per_block)
+    room = {"sbuf": target.sbuf_bytes_per_partition, "psum": target.psum_bytes_per_partition}
+    counts: dict[str, int] = {}
+    free: list[str] = []
+    for name, use in usage.items():
+        chosen = schedule.buffer(name)
+        if chosen is not None:
+            counts[name] = chosen
+        elif use.buffer == "psum":
+            fits = room["psum"] // max(use.slot_bytes, 1)
+            counts[name] = max(use.peak, min(2 * use.peak, fits))
+        elif name.startswith("load."):
+            counts[name] = use.peak + 1
+            free.append(name)
+        else:
+            counts[name] = use.peak + 1
+
+    def used() -> int:
+        return sum(counts[n] * u.slot_bytes for n, u in usage.items() if u.buffer == "sbuf")
+
+    if used() <= room["sbuf"] or not free:
+        return counts
+    for name in free:
+        counts[name] = min(counts[name], 2 * usage[name].per_block)
+    growing = True
+    while growing:
+        growing = False
+        for name in free:
+            use = usage[name]
+            step = max(use.per_block, 1)
+            if counts[name] + step <= use.peak + 1 and used() + step * use.slot_bytes <= room["sbuf"]:
+                counts[name] += step
+                growing = True
     return counts
 
 
