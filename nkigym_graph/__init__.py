@@ -18,13 +18,10 @@ from nkigym_graph.buda import (
     evaluate_netlist,
     load_netlist,
 )
-from nkigym_graph.canonical_hash import node_keys
 from nkigym_graph.cost import CostModel, CostReport, estimate
-from nkigym_graph.derivation import Derivation
 from nkigym_graph.dot import FOLDS as DOT_FOLDS
 from nkigym_graph.dot import to_dot, to_dot_diff, write_dot
 from nkigym_graph.driver import analyze, apply, explain, get_transform, saturate, saturate_steps, transforms
-from nkigym_graph.dtypes import DtypeError
 from nkigym_graph.errors import (
     NkigymError,
     ParseError,
@@ -34,17 +31,22 @@ from nkigym_graph.errors import (
     VerificationError,
 )
 from nkigym_graph.interpreter import interpret
+from nkigym_graph.ir.canonical_hash import node_keys
+from nkigym_graph.ir.derivation import Derivation
+from nkigym_graph.ir.dtypes import DtypeError
+from nkigym_graph.ir.ops import Op, get_op
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Operand, Statement
+from nkigym_graph.ir.targets import BLACKHOLE, GRAYSKULL, TRN1, TRN2, WORMHOLE_B0, Target, get_target
+from nkigym_graph.ir.variables import Param, Variable
 from nkigym_graph.nki_sim import NKISimulationError, SimulationReport, Simulator
-from nkigym_graph.ops import Op, get_op
 from nkigym_graph.plugin_manager import (
     get_plugin_manager,
     hookimpl,
     register_plugin,
     unregister_plugin,
 )
-from nkigym_graph.program import Program
 from nkigym_graph.search import SearchError, SearchResult, replay, search
-from nkigym_graph.statement import Operand, Statement
 from nkigym_graph.stitching import (
     CircularBufferCount,
     CircularBufferError,
@@ -62,7 +64,6 @@ from nkigym_graph.stitching import (
     stitching_of,
     unstitch,
 )
-from nkigym_graph.targets import BLACKHOLE, GRAYSKULL, TRN1, TRN2, WORMHOLE_B0, Target, get_target
 from nkigym_graph.text import parse_fragment, parse_program, read_program, write_program
 from nkigym_graph.tiling import (
     OpCallError,
@@ -78,7 +79,6 @@ from nkigym_graph.tiling import (
     tile,
 )
 from nkigym_graph.transform import Edit, Match, Transform
-from nkigym_graph.variables import Param, Variable
 
 __version__ = "0.1.0"
 

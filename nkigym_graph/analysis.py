@@ -10,7 +10,7 @@ Match lists may be lazy (``LazyMatches``): a search that picks one match of hund
 only builds that one.
 
 >>> from nkigym_graph import get_transform
->>> from nkigym_graph.synthetic import tiled_matmul
+>>> from nkigym_graph.ir.synthetic import tiled_matmul
 >>> program = tiled_matmul(256, 128, 256)
 >>> reuse = get_transform("data_reuse")
 >>> list(matches_of(program, reuse)) == reuse.analyze(program) == list(matches_of(program, "data_reuse"))
@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, overload
 from nkigym_graph.transform import Transform
 
 if TYPE_CHECKING:
-    from nkigym_graph.derivation import Derivation
-    from nkigym_graph.program import Program
+    from nkigym_graph.ir.derivation import Derivation
+    from nkigym_graph.ir.program import Program
     from nkigym_graph.transform import Match
 
 Spec = TypeVar("Spec")

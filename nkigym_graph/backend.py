@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from nkigym_graph.arguments import require_type
 from nkigym_graph.errors import NkigymError
+from nkigym_graph.ir.arguments import require_type
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.targets import Target, get_target
 from nkigym_graph.plugin_manager import lookup, registered_backends
-from nkigym_graph.program import Program
-from nkigym_graph.targets import Target, get_target
 
 
 class EmitError(NkigymError):

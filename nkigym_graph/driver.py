@@ -6,7 +6,7 @@ moves on; it stops when a whole pass over the transforms changes nothing. On fai
 it names the cause and the batches that ran before; ``check=True`` also compares every
 batch's program numerically with the input (see ``saturate``).
 
->>> from nkigym_graph.synthetic import tiled_matmul
+>>> from nkigym_graph.ir.synthetic import tiled_matmul
 >>> p = saturate(tiled_matmul(256, 128, 256), ["data_reuse", "operand_merge"])
 >>> len(p.statements_of("nc_matmul"))
 2
@@ -18,11 +18,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from nkigym_graph.arguments import describe, require_int, require_type
-from nkigym_graph.collector import collector_paused
 from nkigym_graph.errors import PluginError, TransformError
+from nkigym_graph.ir.arguments import describe, require_int, require_type
+from nkigym_graph.ir.collector import collector_paused
+from nkigym_graph.ir.program import Program
 from nkigym_graph.plugin_manager import lookup, notify_rewritten, registered_transforms
-from nkigym_graph.program import Program
 from nkigym_graph.rewrite import apply_edits, select_non_conflicting
 from nkigym_graph.transform import Match, Transform
 

@@ -28,7 +28,7 @@ import pluggy
 if TYPE_CHECKING:
     from nkigym_graph.backend import Backend
     from nkigym_graph.cost import CostModel
-    from nkigym_graph.targets import Target
+    from nkigym_graph.ir.targets import Target
     from nkigym_graph.transform import Transform
 
 PROJECT = "nkigym_graph"

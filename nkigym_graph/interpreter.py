@@ -27,12 +27,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from nkigym_graph.arguments import describe, require_program
 from nkigym_graph.errors import NkigymError, ResourceLimitError
+from nkigym_graph.ir.arguments import describe, require_program
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.slices import Slices
+from nkigym_graph.ir.variables import INTERMEDIATE
 from nkigym_graph.memory_limit import DEFAULT_MAX_BYTES, check_memory
-from nkigym_graph.program import Program
-from nkigym_graph.slices import Slices
-from nkigym_graph.variables import INTERMEDIATE
 
 
 def _index(slices: Slices, cache: dict[Slices, tuple[slice, ...]]) -> tuple[slice, ...]:

@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from nkigym_graph.dtypes import itemsize
 from nkigym_graph.errors import ResourceLimitError
-from nkigym_graph.program import Program
-from nkigym_graph.variables import OUTPUT
+from nkigym_graph.ir.dtypes import itemsize
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.variables import OUTPUT
 
 DEFAULT_MAX_BYTES = 4 * 2**30
 """4 GiB: the most ``interpret`` allocates unless told otherwise."""

@@ -32,12 +32,12 @@ import itertools
 from collections import deque
 from collections.abc import Iterable, Sequence
 
-from nkigym_graph.ops.base import Op
-from nkigym_graph.program import Program
-from nkigym_graph.slices import Slices
-from nkigym_graph.statement import Operand
+from nkigym_graph.ir.ops.base import Op
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.slices import Slices
+from nkigym_graph.ir.statement import Operand
+from nkigym_graph.ir.variables import INTERMEDIATE
 from nkigym_graph.transform import Edit, Match, Rename
-from nkigym_graph.variables import INTERMEDIATE
 
 Member = tuple[int, int, int]
 """A statement in a merge group: ``(start along the axis, node, end along the axis)``."""

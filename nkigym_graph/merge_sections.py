@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from nkigym_graph.analysis import StableIds
-from nkigym_graph.derivation import Derivation
+from nkigym_graph.ir.derivation import Derivation
 from nkigym_graph.merge import Member, MergeAnalysis
 
 Spec = tuple[str, int, int]

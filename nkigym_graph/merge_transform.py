@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from nkigym_graph.analysis import Analysis, LazyMatches, StableIds, analysis_of
+from nkigym_graph.ir.program import Program
 from nkigym_graph.merge import MergeAnalysis
 from nkigym_graph.merge_sections import Section
-from nkigym_graph.program import Program
 from nkigym_graph.transform import Match, Transform
 
 

@@ -19,11 +19,11 @@ from typing import Any, TypeVar
 import pluggy
 
 from nkigym_graph import hookspecs
-from nkigym_graph.arguments import describe as describe_value
-from nkigym_graph.arguments import require_type
 from nkigym_graph.errors import PluginError
 from nkigym_graph.foreign_errors import describe, where
 from nkigym_graph.hookspecs import PROJECT
+from nkigym_graph.ir.arguments import describe as describe_value
+from nkigym_graph.ir.arguments import require_type
 
 AUTOLOAD_ENV = "NKIGYM_GRAPH_DISABLE_PLUGIN_AUTOLOAD"
 BUILTIN_PACKAGE = "nkigym_graph_plugins"

@@ -1,6 +1,6 @@
 """Applying edits: one or many non-conflicting edits, one rebuild.
 
-The result is derived from the input snapshot (``nkigym_graph.derivation``) unless the
+The result is derived from the input snapshot (``nkigym_graph.ir.derivation``) unless the
 edits change a large part of it or move statements, when it is built in full. The
 edited statement list keeps the original order. Where an absorbed statement's
 producers come after its keeper, the keeper must move later: the nodes are then
@@ -16,10 +16,10 @@ import heapq
 import itertools
 from collections.abc import Iterable, Sequence
 
-from nkigym_graph.derivation import ascending_without, derive_program
 from nkigym_graph.errors import TransformError, VerificationError
-from nkigym_graph.program import Program
-from nkigym_graph.statement import Statement
+from nkigym_graph.ir.derivation import ascending_without, derive_program
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Statement
 from nkigym_graph.transform import Edit, Match, Rename
 
 _DERIVE_LIMIT = 1 / 32

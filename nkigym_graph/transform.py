@@ -21,12 +21,12 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nkigym_graph.errors import TransformError
-from nkigym_graph.statement import Operand, Statement
+from nkigym_graph.ir.statement import Operand, Statement
 from nkigym_graph.transform_guard import guard_methods
 
 if TYPE_CHECKING:
     from nkigym_graph.analysis import Analysis
-    from nkigym_graph.program import Program
+    from nkigym_graph.ir.program import Program
 
 
 class Rename(NamedTuple):

@@ -32,8 +32,8 @@ from typing import NamedTuple
 
 from nkigym_graph import hookimpl
 from nkigym_graph.analysis import Analysis, LazyMatches, StableIds, analysis_of
-from nkigym_graph.program import Program
-from nkigym_graph.statement import Statement
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Statement
 from nkigym_graph.transform import Edit, Match, Rename, Transform
 
 Region = tuple

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 from nkigym_graph import hookimpl
 from nkigym_graph.analysis import Analysis, LazyMatches
-from nkigym_graph.program import Program
+from nkigym_graph.ir.program import Program
 from nkigym_graph.transform import Edit, Match, Transform
 
 

@@ -65,16 +65,16 @@ from nkigym_graph.cost import (
 )
 from nkigym_graph.cost.liveness import peak_live_by
 from nkigym_graph.cost.schedule import Edges, Trace, traced_schedule
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.slices import Slices, volume
+from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.targets import BUILTIN_TARGETS
+from nkigym_graph.ir.variables import INTERMEDIATE, PARAM
 from nkigym_graph.nki_sim.timing.constants import timing_constants
 from nkigym_graph.plugin_manager import registered_cost_models, registered_targets
-from nkigym_graph.program import Program
-from nkigym_graph.slices import Slices, volume
-from nkigym_graph.statement import Statement
-from nkigym_graph.targets import BUILTIN_TARGETS
-from nkigym_graph.variables import INTERMEDIATE, PARAM
 
 if TYPE_CHECKING:
-    from nkigym_graph.derivation import Derivation
+    from nkigym_graph.ir.derivation import Derivation
 
 RESULT_DTYPE = {"nc_matmul": "float32", "nc_transpose": "float32"}
 """Ops whose result dtype is fixed: the Tensor Engine writes fp32 into PSUM."""

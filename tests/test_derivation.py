@@ -10,9 +10,9 @@ from transforms.test_transforms_properties import TRANSFORMS, tiled_cases
 import nkigym_graph as ng
 from nkigym_graph import Program
 from nkigym_graph.errors import TransformError
+from nkigym_graph.ir.statement import Operand
+from nkigym_graph.ir.synthetic import tiled_matmul
 from nkigym_graph.rewrite import apply_edits
-from nkigym_graph.statement import Operand
-from nkigym_graph.synthetic import tiled_matmul
 from nkigym_graph.transform import Edit
 
 

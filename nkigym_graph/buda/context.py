@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from nkigym_graph.buda.model import Dims, FusedOp, Op, SubOp, operand_kind
 from nkigym_graph.buda.netlist import Netlist
 from nkigym_graph.buda.tms import Tm
-from nkigym_graph.targets import Target
+from nkigym_graph.ir.targets import Target
 
 INT_FORMATS = ("Int8", "Int32")
 FP32_ACC_FORMATS = ("Float32", "Int32")

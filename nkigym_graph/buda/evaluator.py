@@ -33,7 +33,6 @@ from pathlib import Path
 
 import numpy as np
 
-from nkigym_graph.arguments import describe
 from nkigym_graph.buda import numerics
 from nkigym_graph.buda.errors import NetlistEvaluationError
 from nkigym_graph.buda.fused_eval import run_fused_op
@@ -41,6 +40,7 @@ from nkigym_graph.buda.limits import DEFAULT_LIMITS, NetlistLimits, check_evalua
 from nkigym_graph.buda.model import Op, Queue
 from nkigym_graph.buda.netlist import Netlist, NetlistSource, load_netlist
 from nkigym_graph.buda.program import graph_runs
+from nkigym_graph.ir.arguments import describe
 
 Array = np.ndarray
 

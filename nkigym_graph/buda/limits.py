@@ -28,12 +28,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from nkigym_graph.arguments import require_int
 from nkigym_graph.buda.arch import ARCH_TARGETS
 from nkigym_graph.buda.errors import NetlistError
 from nkigym_graph.buda.fields import Where
 from nkigym_graph.buda.model import Dims, Op, Queue
 from nkigym_graph.buda.tms import Tm
+from nkigym_graph.ir.arguments import require_int
 
 if TYPE_CHECKING:
     from nkigym_graph.buda.netlist import Netlist

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nkigym_graph.arguments import describe
 from nkigym_graph.buda.errors import NetlistError
 from nkigym_graph.buda.fields import Where, require_map
 from nkigym_graph.buda.limits import DEFAULT_LIMITS, NetlistLimits, check_limits
@@ -37,6 +36,7 @@ from nkigym_graph.buda.model import (
     parse_queue,
 )
 from nkigym_graph.buda.yaml_loader import DuplicateKey, MarkedDict, parse_yaml
+from nkigym_graph.ir.arguments import describe
 
 GRAPH_SETTINGS = ("target_device", "input_count")
 """Keys of a graph map that are settings, not ops."""

@@ -12,7 +12,7 @@ from nkigym_graph.cost.protocol import CostModel
 from nkigym_graph.cost.registry import DEFAULT_MODEL, cost_models, estimate, get_cost_model
 from nkigym_graph.cost.report import CostReport
 from nkigym_graph.cost.schedule import Schedule, Task, list_schedule, node_schedule
-from nkigym_graph.dtypes import itemsize
+from nkigym_graph.ir.dtypes import itemsize
 
 __all__ = [
     "DEFAULT_DTYPE",

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from nkigym_graph.cost.report import CostReport
-    from nkigym_graph.program import Program
+    from nkigym_graph.ir.program import Program
 
 
 @runtime_checkable

@@ -1,6 +1,6 @@
 """Finding cost models by name and ``estimate``.
 
->>> from nkigym_graph.synthetic import tiled_matmul
+>>> from nkigym_graph.ir.synthetic import tiled_matmul
 >>> from nkigym_graph_plugins.trn2_cost import Trn2CostModel
 >>> report = estimate(tiled_matmul(256, 256, 256), Trn2CostModel())  # or model="trn2"
 >>> 0 < report.mfu <= 1, report.feasible
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from nkigym_graph.arguments import require_type
 from nkigym_graph.cost.errors import CostModelError
 from nkigym_graph.cost.protocol import CostModel
 from nkigym_graph.cost.report import CostReport
+from nkigym_graph.ir.arguments import require_type
+from nkigym_graph.ir.program import Program
 from nkigym_graph.plugin_manager import lookup, registered_cost_models
-from nkigym_graph.program import Program
 
 DEFAULT_MODEL = "trn2"
 

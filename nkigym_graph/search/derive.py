@@ -17,8 +17,8 @@ from typing import NamedTuple, overload
 from nkigym_graph.analysis import matches_of
 from nkigym_graph.driver import apply
 from nkigym_graph.errors import TransformError
+from nkigym_graph.ir.program import Program
 from nkigym_graph.plugin_manager import notify_rewritten
-from nkigym_graph.program import Program
 from nkigym_graph.rewrite import apply_edits, select_non_conflicting
 from nkigym_graph.transform import Match, Transform
 

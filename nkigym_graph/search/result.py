@@ -8,7 +8,7 @@ from typing import Any
 import networkx as nx
 
 from nkigym_graph.cost import CostReport
-from nkigym_graph.program import Program
+from nkigym_graph.ir.program import Program
 from nkigym_graph.transform import Match
 
 

@@ -1,7 +1,7 @@
 """``search``: find a good rewrite sequence for a program under a cost model.
 
 >>> from nkigym_graph.search.replay import replay
->>> from nkigym_graph.synthetic import tiled_matmul
+>>> from nkigym_graph.ir.synthetic import tiled_matmul
 >>> from nkigym_graph_plugins.trn2_cost import Trn2CostModel
 >>> root = tiled_matmul(256, 256, 256)
 >>> result = search(root, strategy="greedy", cost_model=Trn2CostModel())  # or cost_model="trn2"
@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any
 
-from nkigym_graph.arguments import describe, require_int, require_type
-from nkigym_graph.collector import collector_relaxed
 from nkigym_graph.cost import CostModel, get_cost_model
 from nkigym_graph.driver import get_transform
 from nkigym_graph.errors import PluginError
-from nkigym_graph.program import Program
+from nkigym_graph.ir.arguments import describe, require_int, require_type
+from nkigym_graph.ir.collector import collector_relaxed
+from nkigym_graph.ir.program import Program
 from nkigym_graph.search.errors import SearchError
 from nkigym_graph.search.executors import resolve_executor
 from nkigym_graph.search.progress import Progress

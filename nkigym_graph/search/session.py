@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 
 from nkigym_graph.cost import CostModel
-from nkigym_graph.program import Program
+from nkigym_graph.ir.program import Program
 from nkigym_graph.search.derive import Candidate, backoff, candidates_of, derive, edit_based, span
 from nkigym_graph.search.errors import SearchError
 from nkigym_graph.search.executors import run_ordered

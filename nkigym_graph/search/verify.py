@@ -19,13 +19,13 @@ from typing import NamedTuple
 import numpy as np
 
 from nkigym_graph.errors import ResourceLimitError
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.variables import INTERMEDIATE
 from nkigym_graph.memory_limit import DEFAULT_MAX_BYTES
 from nkigym_graph.numeric import errors, magnitude
-from nkigym_graph.program import Program
 from nkigym_graph.search.evaluate import Evaluator
 from nkigym_graph.search.memo import ByteLRU
-from nkigym_graph.statement import Statement
-from nkigym_graph.variables import INTERMEDIATE
 
 JOB_CACHE_LIMIT = 500_000
 """Node keys whose sample jobs a verifier keeps (cleared past this)."""

@@ -8,8 +8,8 @@ of every role the ops that touch it give it (``nc_matmul``'s ``M``/``K``/``N``, 
 ``partition``/``free`` roles of loads, stores and vector ops); the last tile of a
 ragged size is smaller (1000 at 128: seven tiles of 128 and one of 104).
 
->>> from nkigym_graph.ops import NC_MATMUL
->>> from nkigym_graph.targets import TRN2
+>>> from nkigym_graph.ir.ops import NC_MATMUL
+>>> from nkigym_graph.ir.targets import TRN2
 >>> from nkigym_graph.tiling.trace import Trace
 >>> trace = Trace()
 >>> a, b = trace.param("a", (200, 128)), trace.param("b", (200, 256))
@@ -24,10 +24,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from nkigym_graph.ops import LOAD, STORE
-from nkigym_graph.ops.base import Op
-from nkigym_graph.slices import Range
-from nkigym_graph.targets import Target
+from nkigym_graph.ir.ops import LOAD, STORE
+from nkigym_graph.ir.ops.base import Op
+from nkigym_graph.ir.slices import Range
+from nkigym_graph.ir.targets import Target
 from nkigym_graph.tiling.trace import Call, Trace, TracedTensor
 
 PARALLEL = "parallel"

@@ -8,8 +8,8 @@ is exact unless some tensor is read twice (its tiles are then emitted once per l
 iteration, fewer than counted): then ``tile`` refuses by a lower bound before emitting,
 and ``emit`` stops once it passes the limit.
 
->>> from nkigym_graph.ops import NC_MATMUL
->>> from nkigym_graph.targets import TRN2
+>>> from nkigym_graph.ir.ops import NC_MATMUL
+>>> from nkigym_graph.ir.targets import TRN2
 >>> from nkigym_graph.tiling.analysis import analyze
 >>> from nkigym_graph.tiling.trace import Trace
 >>> trace = Trace()

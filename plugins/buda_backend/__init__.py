@@ -39,8 +39,8 @@ from typing import Any
 
 from nkigym_graph import hookimpl
 from nkigym_graph.backend import Artifact, Backend
-from nkigym_graph.program import Program
-from nkigym_graph.targets import Target
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.targets import Target
 
 from .arch import get_arch
 from .emit import emit_netlist

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from nkigym_graph.backend import Artifact
-from nkigym_graph.program import Program
-from nkigym_graph.targets import Target
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.targets import Target
 
 from .builder import KernelBuilder, Lowering
 from .errors import NkiEmitError

@@ -120,8 +120,8 @@ def wide_matmul(m: int, k: int, n: int, n_tile: int = 512) -> ng.Program:
     """What saturation makes of a large matmul: one wide load per K chunk of each operand
     (``a[k0:k1, 0:m]``, ``b[k0:k1, 0:n]``) at the top, then per output tile (128 x
     ``n_tile``) its K accumulation and store."""
-    from nkigym_graph.ops import ALLOC, LOAD, NC_MATMUL, STORE
-    from nkigym_graph.statement import Operand, Statement, make_attrs
+    from nkigym_graph.ir.ops import ALLOC, LOAD, NC_MATMUL, STORE
+    from nkigym_graph.ir.statement import Operand, Statement, make_attrs
 
     chunks = [(k0, min(k0 + 128, k)) for k0 in range(0, k, 128)]
     stmts = [Statement(ALLOC, (Operand("output", ((0, m), (0, n))),), make_attrs(dtype="float32"))]

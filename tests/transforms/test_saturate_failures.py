@@ -7,7 +7,7 @@ import pytest
 import nkigym_graph as nkigym
 from nkigym_graph import Edit, Match, Program, Transform
 from nkigym_graph.errors import TransformError
-from nkigym_graph.statement import make_attrs
+from nkigym_graph.ir.statement import make_attrs
 
 
 def scaled(x):  # type: ignore[no-untyped-def]

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from nkigym_graph.slices import format_slices
-from nkigym_graph.statement import Statement
-from nkigym_graph.variables import INTERMEDIATE, Variable
+from nkigym_graph.ir.slices import format_slices
+from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.variables import INTERMEDIATE, Variable
 
 if TYPE_CHECKING:
-    from nkigym_graph.program import Program
+    from nkigym_graph.ir.program import Program
 
 INDENT = "    "
 

@@ -10,7 +10,7 @@
 Sizes are Python ints, so a shape beyond int64 is refused here like any other. A
 verdict depends only on the tensor's kind, shape and dtype, so it is cached by that key.
 
->>> from nkigym_graph.targets import TRN2
+>>> from nkigym_graph.ir.targets import TRN2
 >>> tensor_bytes((1000, 1000), "float16")
 2000000
 """
@@ -20,11 +20,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from nkigym_graph.dtypes import itemsize
 from nkigym_graph.errors import VerificationError
-from nkigym_graph.statement import Statement
-from nkigym_graph.targets import Target
-from nkigym_graph.variables import PARAM, Variable
+from nkigym_graph.ir.dtypes import itemsize
+from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.ir.variables import PARAM, Variable
 
 PSUM_ENGINE = "tensor"
 """On a Neuron core the results of the ops on this engine (``Op.engine``) live in PSUM."""

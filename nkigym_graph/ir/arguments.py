@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from nkigym_graph.program import Program
+    from nkigym_graph.ir.program import Program
 
 ErrorType = Callable[[str], Exception]
 
@@ -47,6 +47,6 @@ def require_type(value: Any, kind: type | tuple[type, ...], name: str, error: Er
 
 def require_program(value: Any, name: str, error: ErrorType) -> Program:
     """``value`` if it is a ``Program``."""
-    from nkigym_graph.program import Program
+    from nkigym_graph.ir.program import Program
 
     return require_type(value, Program, name, error, "a Program (from tile or parse_program)")

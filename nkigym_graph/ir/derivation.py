@@ -28,14 +28,14 @@ import weakref
 from collections.abc import Mapping, Sequence, Set
 from typing import TYPE_CHECKING, NamedTuple
 
-from nkigym_graph.capacity import check_capacity
-from nkigym_graph.dependencies import Dependencies, Use, build_dependencies
-from nkigym_graph.statement import Operand, Statement
-from nkigym_graph.variables import Variable, check_arity, record_write
-from nkigym_graph.verify import Describe, check_dependencies, check_returns, check_statements
+from nkigym_graph.ir.capacity import check_capacity
+from nkigym_graph.ir.dependencies import Dependencies, Use, build_dependencies
+from nkigym_graph.ir.statement import Operand, Statement
+from nkigym_graph.ir.variables import Variable, check_arity, record_write
+from nkigym_graph.ir.verify import Describe, check_dependencies, check_returns, check_statements
 
 if TYPE_CHECKING:
-    from nkigym_graph.program import Program
+    from nkigym_graph.ir.program import Program
 
 
 class Derivation(NamedTuple):
@@ -79,7 +79,7 @@ def derive_program(
     ``order`` (``ascending_without(len(parent), gone)``; ``gone`` ascending), with those
     at ``edited`` (parent positions) changed. Raises ``VerificationError`` like a full
     build."""
-    from nkigym_graph.program import Program
+    from nkigym_graph.ir.program import Program
 
     n_old = len(parent.statements)
     new_of = _positions_after(n_old, gone)
@@ -282,7 +282,7 @@ def _edges(
 
 def _describer(parent: Program, statements: Sequence[Statement], table: Mapping[str, Variable]) -> Describe:
     """Renders a child statement for error messages."""
-    from nkigym_graph.text.printer import format_statement_in
+    from nkigym_graph.ir.printer import format_statement_in
 
     def describe(node: int) -> str:
         try:

@@ -15,9 +15,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from nkigym_graph.literals import format_literal
-from nkigym_graph.statement import Attrs, Statement
-from nkigym_graph.targets import Target
+from nkigym_graph.ir.literals import format_literal
+from nkigym_graph.ir.statement import Attrs, Statement
+from nkigym_graph.ir.targets import Target
 
 OperandText = Callable[[int], str]
 """Renders operand ``position`` of the statement being printed."""
@@ -129,7 +129,7 @@ class Op:
 
     def __reduce__(self) -> str | tuple[Any, ...]:
         # Singletons pickle by name (for process pools), so identity survives.
-        from nkigym_graph.ops import registry
+        from nkigym_graph.ir.ops import registry
 
         return (registry.get_op, (self.name,))
 

@@ -5,7 +5,7 @@ mapped to ``op.operand_names``; every operand is ``(var, slices)`` with explicit
 slices. ``attrs`` holds an op's non-tensor arguments (``op="tanh"``, a dtype, a
 scalar) as a sorted tuple of pairs, so a statement is hashable and immutable.
 
->>> from nkigym_graph.ops import NC_MATMUL
+>>> from nkigym_graph.ir.ops import NC_MATMUL
 >>> s = Statement(NC_MATMUL, (Operand("t0", ((0, 128), (0, 128))),
 ...                           Operand("t1", ((0, 128), (0, 512))),
 ...                           Operand("t2", ((0, 128), (0, 512)))))
@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from nkigym_graph.slices import Slices
+from nkigym_graph.ir.slices import Slices
 
 if TYPE_CHECKING:
-    from nkigym_graph.ops.base import Op
+    from nkigym_graph.ir.ops.base import Op
 
 Attrs = tuple[tuple[str, Any], ...]
 
@@ -33,7 +33,7 @@ class Operand(NamedTuple):
     slices: Slices
 
     def __str__(self) -> str:
-        from nkigym_graph.slices import format_slices
+        from nkigym_graph.ir.slices import format_slices
 
         return f"{self.var}[{format_slices(self.slices)}]"
 

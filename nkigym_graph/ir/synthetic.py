@@ -13,11 +13,11 @@ Ragged sizes give a smaller last tile.
 
 from __future__ import annotations
 
-from nkigym_graph.ops import ACTIVATION, ALLOC, LOAD, NC_MATMUL, STORE
-from nkigym_graph.program import Program
-from nkigym_graph.statement import Operand, Statement, make_attrs
-from nkigym_graph.targets import TRN2, Target
-from nkigym_graph.variables import Param
+from nkigym_graph.ir.ops import ACTIVATION, ALLOC, LOAD, NC_MATMUL, STORE
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Operand, Statement, make_attrs
+from nkigym_graph.ir.targets import TRN2, Target
+from nkigym_graph.ir.variables import Param
 
 
 def _tiles(size: int, tile: int) -> list[tuple[int, int]]:

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from nkigym_graph.ops.base import Op, ShapeError
-from nkigym_graph.statement import Attrs
+from nkigym_graph.ir.ops.base import Op, ShapeError
+from nkigym_graph.ir.statement import Attrs
 
 
 class NcTransposeOp(Op):

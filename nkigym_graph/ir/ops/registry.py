@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from nkigym_graph.arguments import require_type
 from nkigym_graph.errors import PluginError
-from nkigym_graph.ops.base import Op
+from nkigym_graph.ir.arguments import require_type
+from nkigym_graph.ir.ops.base import Op
 
 _OPS: dict[str, Op] = {}
 

@@ -2,7 +2,7 @@
 
 A ``Program`` holds its name, parameters (HBM inputs), statements in program order,
 the returned variables and the target. Building one classifies the variables, derives
-the dependency edges, verifies every rule of ``nkigym_graph.verify`` and freezes a
+the dependency edges, verifies every rule of ``nkigym_graph.ir.verify`` and freezes a
 ``networkx.DiGraph`` whose nodes are statement positions carrying the frozen
 ``Statement`` (attribute ``stmt``) and whose edges carry the data ``uses``
 (variable, operand position, slices) and ``order`` (variables ordering two writes, or
@@ -31,22 +31,22 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
-from nkigym_graph.canonical_hash import derived_node_keys, node_keys, program_key
-from nkigym_graph.capacity import check_capacity
-from nkigym_graph.collector import collector_paused
-from nkigym_graph.dependencies import Use, build_dependencies
 from nkigym_graph.errors import VerificationError
-from nkigym_graph.graph_build import frozen_digraph
-from nkigym_graph.indexes import ProgramIndex
-from nkigym_graph.program_arguments import check_header, params_of, returns_of, statements_of
-from nkigym_graph.statement import Statement
-from nkigym_graph.targets import TRN2, Target, get_target
-from nkigym_graph.variables import Param, Variable, build_variables
-from nkigym_graph.verify import check_dependencies, check_returns, check_statements
+from nkigym_graph.ir.canonical_hash import derived_node_keys, node_keys, program_key
+from nkigym_graph.ir.capacity import check_capacity
+from nkigym_graph.ir.collector import collector_paused
+from nkigym_graph.ir.dependencies import Use, build_dependencies
+from nkigym_graph.ir.graph_build import frozen_digraph
+from nkigym_graph.ir.indexes import ProgramIndex
+from nkigym_graph.ir.program_arguments import check_header, params_of, returns_of, statements_of
+from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.targets import TRN2, Target, get_target
+from nkigym_graph.ir.variables import Param, Variable, build_variables
+from nkigym_graph.ir.verify import check_dependencies, check_returns, check_statements
 
 if TYPE_CHECKING:
     from nkigym_graph.analysis import Analysis
-    from nkigym_graph.derivation import Derivation
+    from nkigym_graph.ir.derivation import Derivation
 
 
 class Program:
@@ -176,7 +176,7 @@ class Program:
         derivation: Derivation,
     ) -> Program:
         """A snapshot with ``like``'s other fields from parts already verified
-        (``nkigym_graph.derivation`` builds them)."""
+        (``nkigym_graph.ir.derivation`` builds them)."""
         self = object.__new__(cls)
         put = object.__setattr__
         for field in ("name", "params", "returns", "target", "outputs", "fragment", "explicit_slices"):
@@ -237,7 +237,7 @@ class Program:
     # -- identity ---------------------------------------------------------------------
     @property
     def node_keys(self) -> tuple[str, ...]:
-        """Merkle key of each statement (see ``nkigym_graph.canonical_hash``)."""
+        """Merkle key of each statement (see ``nkigym_graph.ir.canonical_hash``)."""
         if self._keys is None:
             derivation = self._derivation
             parent_keys = derivation.keys if derivation is not None else None
@@ -301,7 +301,7 @@ class Program:
     # -- text -------------------------------------------------------------------------
     def to_source(self) -> str:
         """The program in the seeds' tiled-program text format."""
-        from nkigym_graph.text.printer import format_program
+        from nkigym_graph.ir.printer import format_program
 
         return format_program(self)
 
@@ -316,7 +316,7 @@ class Program:
 
     def describe(self, node: int) -> str:
         """The text line of statement ``node`` (used in error messages)."""
-        from nkigym_graph.text.printer import format_statement
+        from nkigym_graph.ir.printer import format_statement
 
         try:
             return format_statement(self, node)

@@ -3,20 +3,20 @@
 Rule ids (``VerificationError.rule``):
 
 - ``arity``: a statement has exactly ``len(op.operand_names)`` operands (checked first,
-  by ``nkigym_graph.variables``).
+  by ``nkigym_graph.ir.variables``).
 - ``attributes``: the op's attributes are present, known and valid.
 - ``slices``: every range is ``start < stop`` with ``start >= 0``, one per dimension.
 - ``unknown_variable``: a statement reads a variable nothing defines.
 - ``read_before_write``: a read of a region no earlier statement wrote (this is also
   why the DAG is acyclic: every edge points forward in statement order).
 - ``write_to_parameter`` / ``redefinition`` / ``definition`` / ``duplicate_parameter``:
-  see ``nkigym_graph.variables``.
+  see ``nkigym_graph.ir.variables``.
 - ``bounds``: every operand's slices lie inside its variable's shape.
 - ``memory``: loads read HBM and write on-chip tiles; stores read on-chip tiles and
   write HBM; compute ops read and write on-chip tiles.
 - ``shape``: the destination's shape is what the op computes from its inputs.
 - ``limit``: the op's axis sizes are within the target's limits.
-- ``capacity``: every tensor fits its memory (HBM, SBUF, PSUM); see ``nkigym_graph.capacity``.
+- ``capacity``: every tensor fits its memory (HBM, SBUF, PSUM); see ``nkigym_graph.ir.capacity``.
 - ``return``: the returned variable exists and is written.
 """
 
@@ -24,13 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from nkigym_graph.dependencies import Dependencies
 from nkigym_graph.errors import VerificationError
-from nkigym_graph.ops.base import ShapeError
-from nkigym_graph.slices import format_slices
-from nkigym_graph.statement import Statement
-from nkigym_graph.targets import Target
-from nkigym_graph.variables import INTERMEDIATE, Variable
+from nkigym_graph.ir.dependencies import Dependencies
+from nkigym_graph.ir.ops.base import ShapeError
+from nkigym_graph.ir.slices import format_slices
+from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.ir.variables import INTERMEDIATE, Variable
 
 Describe = Callable[[int], str]
 

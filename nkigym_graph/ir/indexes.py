@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from nkigym_graph.statement import Statement
+from nkigym_graph.ir.statement import Statement
 
 if TYPE_CHECKING:
-    from nkigym_graph.derivation import Derivation
+    from nkigym_graph.ir.derivation import Derivation
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from nkigym_graph.arguments import require_type
 from nkigym_graph.errors import PluginError
+from nkigym_graph.ir.arguments import require_type
 
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -10,7 +10,7 @@ or scalar type, or ``ml_dtypes.bfloat16``.
 >>> resolve_dtype("nope")
 Traceback (most recent call last):
   ...
-nkigym_graph.dtypes.DtypeError: dtype: 'nope' is not a supported dtype; choose one of float32, \
+nkigym_graph.ir.dtypes.DtypeError: dtype: 'nope' is not a supported dtype; choose one of float32, \
 bfloat16, float16, float64, float8_e4m3, float8_e5m2 (aliases: fp32, bf16, fp16, fp64, ...)
 """
 

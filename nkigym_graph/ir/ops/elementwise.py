@@ -16,9 +16,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from nkigym_graph.functions import BINARY, UNARY
-from nkigym_graph.ops.base import Op, ShapeError, same_shape
-from nkigym_graph.statement import Attrs
+from nkigym_graph.ir.functions import BINARY, UNARY
+from nkigym_graph.ir.ops.base import Op, ShapeError, same_shape
+from nkigym_graph.ir.statement import Attrs
 
 _TILE = ("partition", "free")
 

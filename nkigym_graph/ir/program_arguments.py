@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from nkigym_graph.arguments import describe, require_int, require_type
-from nkigym_graph.dtypes import resolve_dtype
 from nkigym_graph.errors import VerificationError
-from nkigym_graph.ops.base import Op
-from nkigym_graph.statement import Statement
-from nkigym_graph.variables import Param
+from nkigym_graph.ir.arguments import describe, require_int, require_type
+from nkigym_graph.ir.dtypes import resolve_dtype
+from nkigym_graph.ir.ops.base import Op
+from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.variables import Param
 
 _INT = (int, np.integer)
 _error = functools.partial(VerificationError, "argument")

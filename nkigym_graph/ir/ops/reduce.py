@@ -12,9 +12,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from nkigym_graph.functions import REDUCE
-from nkigym_graph.ops.base import Op, ShapeError
-from nkigym_graph.statement import Attrs
+from nkigym_graph.ir.functions import REDUCE
+from nkigym_graph.ir.ops.base import Op, ShapeError
+from nkigym_graph.ir.statement import Attrs
 
 
 class TensorReduceOp(Op):

@@ -13,7 +13,7 @@ construction; a read with no earlier write is reported as uncovered.
 Edges are found per variable, independently of every other variable, so the pass can
 run over the statements that mention some variables only (``nodes``, with
 ``write_counts`` holding just those variables): a derived snapshot recomputes the
-edges of the variables an edit touched and keeps the rest (``nkigym_graph.derivation``).
+edges of the variables an edit touched and keeps the rest (``nkigym_graph.ir.derivation``).
 Ordering edges are recorded even between statements that also have a data edge; the
 program hides those where it shows edges.
 """
@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
-from nkigym_graph.slices import Slices, contains, intersection, overlaps, span
-from nkigym_graph.statement import Statement
+from nkigym_graph.ir.slices import Slices, contains, intersection, overlaps, span
+from nkigym_graph.ir.statement import Statement
 
 _BUCKET_EDGE = 128
 """Side of the cells of the region index (an indexing granularity, not a hardware limit)."""

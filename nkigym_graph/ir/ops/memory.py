@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from nkigym_graph.ops.base import Op, OperandText, same_shape
-from nkigym_graph.statement import Attrs, Statement
+from nkigym_graph.ir.ops.base import Op, OperandText, same_shape
+from nkigym_graph.ir.statement import Attrs, Statement
 
 _TILE_AXES = ("partition", "free")
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from nkigym_graph.errors import VerificationError
-from nkigym_graph.statement import Statement
+from nkigym_graph.ir.statement import Statement
 
 PARAM = "param"
 OUTPUT = "output"

@@ -15,10 +15,10 @@ import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from hashlib import blake2b
 
-from nkigym_graph.dependencies import Use
-from nkigym_graph.statement import Statement
-from nkigym_graph.targets import Target
-from nkigym_graph.variables import INTERMEDIATE, Param, Variable
+from nkigym_graph.ir.dependencies import Use
+from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.ir.variables import INTERMEDIATE, Param, Variable
 
 DataIn = Sequence[Sequence[tuple[int, Use]]]
 """Per node, its data edges as ``(source node, use)``."""
