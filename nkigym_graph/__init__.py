@@ -30,7 +30,6 @@ from nkigym_graph.errors import (
     TransformError,
     VerificationError,
 )
-from nkigym_graph.interpreter import interpret
 from nkigym_graph.ir.canonical_hash import node_keys
 from nkigym_graph.ir.derivation import Derivation
 from nkigym_graph.ir.dtypes import DtypeError
@@ -40,6 +39,7 @@ from nkigym_graph.ir.statement import Operand, Statement
 from nkigym_graph.ir.targets import BLACKHOLE, GRAYSKULL, TRN1, TRN2, WORMHOLE_B0, Target, get_target
 from nkigym_graph.ir.variables import Param, Variable
 from nkigym_graph.nki_sim import NKISimulationError, SimulationReport, Simulator
+from nkigym_graph.numeric.interpreter import interpret
 from nkigym_graph.plugin_manager import (
     get_plugin_manager,
     hookimpl,

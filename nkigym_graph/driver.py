@@ -27,7 +27,7 @@ from nkigym_graph.rewrite import apply_edits, select_non_conflicting
 from nkigym_graph.transform import Match, Transform
 
 if TYPE_CHECKING:
-    from nkigym_graph.search.verify import Verifier
+    from nkigym_graph.numeric.equivalence import Verifier
 
 DEFAULT_PIPELINE = ("data_reuse", "operand_merge", "dead_code")
 
@@ -155,7 +155,7 @@ def saturate(
     """Apply the transforms (default: data_reuse, operand_merge, dead_code) to a fixpoint.
 
     ``check=True`` also runs every batch's program on random inputs (drawn from ``seed``)
-    and compares it with ``program``, as search does (``nkigym_graph.search.verify``):
+    and compares it with ``program``, as search does (``nkigym_graph.numeric.equivalence``):
     sampled outputs after each batch, every output of the result. A difference raises
     ``TransformError`` naming the first batch that introduced it.
     """
@@ -178,7 +178,7 @@ def saturate(
 
 
 def _verifier(program: Program, seed: int) -> Verifier:
-    from nkigym_graph.search.verify import Verifier, VerifySettings
+    from nkigym_graph.numeric.equivalence import Verifier, VerifySettings
 
     return Verifier(program, VerifySettings(seed=seed))
 

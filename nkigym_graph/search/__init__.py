@@ -4,13 +4,13 @@ root with memoized interpretation, replay of the found path, and parallel evalua
 through ``concurrent.futures`` executors.
 """
 
+from nkigym_graph.numeric.equivalence import Verifier, VerifySettings
 from nkigym_graph.search.errors import SearchError
 from nkigym_graph.search.replay import replay
 from nkigym_graph.search.result import SearchResult, SearchStats
 from nkigym_graph.search.run import DEFAULT_TRANSFORMS, search
 from nkigym_graph.search.state import State, Step
 from nkigym_graph.search.strategies import STRATEGIES, Strategy, get_strategy
-from nkigym_graph.search.verify import Verifier, VerifySettings
 
 __all__ = [
     "DEFAULT_TRANSFORMS",

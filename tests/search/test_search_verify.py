@@ -10,8 +10,8 @@ import pytest
 
 import nkigym_graph as ng
 from nkigym_graph.ir.synthetic import tiled_matmul
+from nkigym_graph.numeric.memo import ByteLRU
 from nkigym_graph.search import SearchError, Verifier, VerifySettings, search
-from nkigym_graph.search.memo import ByteLRU
 from nkigym_graph.tiling import (
     activation,
     nc_matmul,

@@ -22,10 +22,10 @@ from nkigym_graph.errors import ResourceLimitError
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.statement import Statement
 from nkigym_graph.ir.variables import INTERMEDIATE
-from nkigym_graph.memory_limit import DEFAULT_MAX_BYTES
-from nkigym_graph.numeric import errors, magnitude
-from nkigym_graph.search.evaluate import Evaluator
-from nkigym_graph.search.memo import ByteLRU
+from nkigym_graph.numeric.compare import errors, magnitude
+from nkigym_graph.numeric.evaluate import Evaluator
+from nkigym_graph.numeric.memo import ByteLRU
+from nkigym_graph.numeric.memory_limit import DEFAULT_MAX_BYTES
 
 JOB_CACHE_LIMIT = 500_000
 """Node keys whose sample jobs a verifier keeps (cleared past this)."""
@@ -73,7 +73,7 @@ def _check_size(root: Program) -> None:
     if need > DEFAULT_MAX_BYTES:
         raise ResourceLimitError(
             f"verification needs {need} bytes of float64 inputs and outputs for {root.name!r} "
-            f"> the limit of {DEFAULT_MAX_BYTES} bytes (nkigym_graph.memory_limit.DEFAULT_MAX_BYTES)"
+            f"> the limit of {DEFAULT_MAX_BYTES} bytes (nkigym_graph.numeric.memory_limit.DEFAULT_MAX_BYTES)"
         )
 
 
@@ -189,7 +189,7 @@ def _compare(
     points: Mapping[str, tuple[np.ndarray, ...]] | None,
 ) -> str | None:
     """None if every output agrees within ``RTOL`` of its finite magnitude; infinities
-    and nans agree when they match by position and sign (``nkigym_graph.numeric``)."""
+    and nans agree when they match by position and sign (``nkigym_graph.numeric.compare``)."""
     for var, want in expected.items():
         got = actual[var]
         error = errors(got, want)

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from nkigym_graph.errors import SearchError
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.slices import Slices, contains, intersection
-from nkigym_graph.search.errors import SearchError
-from nkigym_graph.search.memo import ByteLRU
+from nkigym_graph.numeric.memo import ByteLRU
 
 RECOMPUTED_ENGINES = frozenset({"dma", "none"})
 """Engines whose statements are cheap to redo (copies, allocations): never memoized."""

@@ -32,7 +32,7 @@ from nkigym_graph.ir.arguments import describe, require_program
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.slices import Slices
 from nkigym_graph.ir.variables import INTERMEDIATE
-from nkigym_graph.memory_limit import DEFAULT_MAX_BYTES, check_memory
+from nkigym_graph.numeric.memory_limit import DEFAULT_MAX_BYTES, check_memory
 
 
 def _index(slices: Slices, cache: dict[Slices, tuple[slice, ...]]) -> tuple[slice, ...]:
