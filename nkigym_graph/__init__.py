@@ -6,7 +6,6 @@ The IR is an immutable, verified DAG snapshot (``Program``) on networkx.
 """
 
 from nkigym_graph import nki_sim
-from nkigym_graph.analysis import Analysis, LazyMatches, StableIds, matches_of
 from nkigym_graph.backend import Artifact, Backend, backends, emit, emit_artifact
 from nkigym_graph.buda import (
     Netlist,
@@ -21,7 +20,6 @@ from nkigym_graph.buda import (
 from nkigym_graph.cost import CostModel, CostReport, estimate
 from nkigym_graph.dot import FOLDS as DOT_FOLDS
 from nkigym_graph.dot import to_dot, to_dot_diff, write_dot
-from nkigym_graph.driver import analyze, apply, explain, get_transform, saturate, saturate_steps, transforms
 from nkigym_graph.errors import (
     NkigymError,
     ParseError,
@@ -46,6 +44,17 @@ from nkigym_graph.plugin_manager import (
     register_plugin,
     unregister_plugin,
 )
+from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, StableIds, matches_of
+from nkigym_graph.rewriting.driver import (
+    analyze,
+    apply,
+    explain,
+    get_transform,
+    saturate,
+    saturate_steps,
+    transforms,
+)
+from nkigym_graph.rewriting.transform import Edit, Match, Transform
 from nkigym_graph.search import SearchError, SearchResult, replay, search
 from nkigym_graph.stitching import (
     CircularBufferCount,
@@ -78,7 +87,6 @@ from nkigym_graph.tiling import (
     tensor_tensor,
     tile,
 )
-from nkigym_graph.transform import Edit, Match, Transform
 
 __version__ = "0.1.0"
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from nkigym_graph.backend import Backend
     from nkigym_graph.cost import CostModel
     from nkigym_graph.ir.targets import Target
-    from nkigym_graph.transform import Transform
+    from nkigym_graph.rewriting.transform import Transform
 
 PROJECT = "nkigym_graph"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -41,7 +41,7 @@ def nkigym_graph_register_transforms() -> list[type[Transform]]:
 
     Each class has a ``name`` (unique across plugins), ``analyze(program) ->
     list[Match]`` and ``rewrite(program, match) -> Program`` (see
-    ``nkigym_graph.transform.Transform``). It is instantiated once, without arguments.
+    ``nkigym_graph.rewriting.transform.Transform``). It is instantiated once, without arguments.
     """
     raise NotImplementedError  # a specification: plugins implement it
 

@@ -37,7 +37,7 @@ from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.slices import Slices
 from nkigym_graph.ir.statement import Operand
 from nkigym_graph.ir.variables import INTERMEDIATE
-from nkigym_graph.transform import Edit, Match, Rename
+from nkigym_graph.rewriting.transform import Edit, Match, Rename
 
 Member = tuple[int, int, int]
 """A statement in a merge group: ``(start along the axis, node, end along the axis)``."""

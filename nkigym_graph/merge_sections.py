@@ -2,7 +2,7 @@
 
 A section groups the statements of one op by merge signature (see
 ``nkigym_graph.merge``); each group lists its members by coordinate and the adjacent
-pairs within the op's limit, in stable ids (``nkigym_graph.analysis.StableIds``). A
+pairs within the op's limit, in stable ids (``nkigym_graph.rewriting.analysis_cache.StableIds``). A
 rewrite changes the signatures of the statements it edits or whose variables it
 touches (``Derivation.altered``): only the groups those statements leave or join are
 rebuilt; the others are kept as they are. A rewrite elsewhere can create or break a
@@ -18,9 +18,9 @@ import itertools
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from nkigym_graph.analysis import StableIds
 from nkigym_graph.ir.derivation import Derivation
 from nkigym_graph.merge import Member, MergeAnalysis
+from nkigym_graph.rewriting.analysis_cache import StableIds
 
 Spec = tuple[str, int, int]
 """A mergeable pair: ``(axis, lower, upper)``, nodes in stable ids."""

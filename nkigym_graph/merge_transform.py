@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from nkigym_graph.analysis import Analysis, LazyMatches, StableIds, analysis_of
 from nkigym_graph.ir.program import Program
 from nkigym_graph.merge import MergeAnalysis
 from nkigym_graph.merge_sections import Section
-from nkigym_graph.transform import Match, Transform
+from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, StableIds, analysis_of
+from nkigym_graph.rewriting.transform import Match, Transform
 
 
 class _State(NamedTuple):

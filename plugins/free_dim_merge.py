@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from nkigym_graph import hookimpl
 from nkigym_graph.merge_transform import MergeTransform
-from nkigym_graph.transform import Transform
+from nkigym_graph.rewriting.transform import Transform
 
 
 class FreeDimMerge(MergeTransform):

@@ -12,8 +12,8 @@ from nkigym_graph import Program
 from nkigym_graph.errors import TransformError
 from nkigym_graph.ir.statement import Operand
 from nkigym_graph.ir.synthetic import tiled_matmul
-from nkigym_graph.rewrite import apply_edits
-from nkigym_graph.transform import Edit
+from nkigym_graph.rewriting.rewrite import apply_edits
+from nkigym_graph.rewriting.transform import Edit
 
 
 def full_build(program: Program) -> Program:

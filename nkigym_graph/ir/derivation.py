@@ -1,6 +1,6 @@
 """Deriving a snapshot from its parent by an edit, in time proportional to the edit.
 
-An edit (``nkigym_graph.rewrite``) replaces, removes and renames a few statements.
+An edit (``nkigym_graph.rewriting.rewrite``) replaces, removes and renames a few statements.
 Everything a snapshot holds is per variable or per statement: a variable's definition
 and its dependency edges depend only on the statements that mention it, a statement's
 verdicts only on the statement and its variables. So the child recomputes the

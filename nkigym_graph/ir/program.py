@@ -25,7 +25,7 @@ snapshots with ``replace``.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +45,6 @@ from nkigym_graph.ir.variables import Param, Variable, build_variables
 from nkigym_graph.ir.verify import check_dependencies, check_returns, check_statements
 
 if TYPE_CHECKING:
-    from nkigym_graph.analysis import Analysis
     from nkigym_graph.ir.derivation import Derivation
 
 
@@ -54,13 +53,13 @@ class Program:
 
     __slots__ = (
         "__weakref__",
-        "_analyses",
         "_data_in",
         "_derivation",
         "_graph",
         "_hash",
         "_index",
         "_keys",
+        "_memo",
         "_order_in",
         "_pred",
         "explicit_slices",
@@ -92,8 +91,7 @@ class Program:
     _order_in: Sequence[tuple[tuple[int, str], ...]]
     """Per node, its ordering edges ``(earlier node, variable)`` (also where a data edge exists)."""
     _pred: dict[int, tuple[int, ...]]
-    _analyses: dict[tuple[str, type], Analysis]
-    """Transform analyses, filled on demand (``nkigym_graph.analysis``)."""
+    _memo: dict[Hashable, Any]
     _derivation: Derivation | None
     _index: ProgramIndex | None
     _keys: tuple[str, ...] | None
@@ -162,7 +160,7 @@ class Program:
         for slot in ("_index", "_keys", "_hash", "_graph"):
             put(self, slot, None)
         put(self, "_pred", {})
-        put(self, "_analyses", {})
+        put(self, "_memo", {})
         put(self, "_derivation", derivation)
 
     @classmethod
@@ -354,6 +352,13 @@ class Program:
         return frozen_digraph(
             [{"stmt": stmt} for stmt in self.statements], ((u, v, a) for (u, v), a in edges.items())
         )
+
+    @property
+    def memo(self) -> dict[Hashable, Any]:
+        """A per-snapshot cache for the layers above the IR (the rewriting engine keeps
+        its analyses here), each under keys of its own. The IR never reads it; it is
+        neither compared, hashed nor pickled, and lives and dies with the snapshot."""
+        return self._memo
 
     @property
     def derivation(self) -> Derivation | None:

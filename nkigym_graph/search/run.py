@@ -17,12 +17,13 @@ from concurrent.futures import Executor
 from typing import Any
 
 from nkigym_graph.cost import CostModel, get_cost_model
-from nkigym_graph.driver import get_transform
 from nkigym_graph.errors import PluginError
 from nkigym_graph.ir.arguments import describe, require_int, require_type
 from nkigym_graph.ir.collector import collector_relaxed
 from nkigym_graph.ir.program import Program
 from nkigym_graph.numeric.equivalence import DEFAULT_MEMO_BYTES, DEFAULT_SAMPLES, VerifySettings
+from nkigym_graph.rewriting.driver import get_transform
+from nkigym_graph.rewriting.transform import Transform
 from nkigym_graph.search.errors import SearchError
 from nkigym_graph.search.executors import resolve_executor
 from nkigym_graph.search.progress import Progress
@@ -30,7 +31,6 @@ from nkigym_graph.search.replay import flatten
 from nkigym_graph.search.result import SearchResult, SearchStats
 from nkigym_graph.search.session import Session
 from nkigym_graph.search.strategies import get_strategy
-from nkigym_graph.transform import Transform
 
 DEFAULT_TRANSFORMS = ("data_reuse", "operand_merge", "dead_code")
 VERIFY_MODES = ("sampled", "all")

@@ -15,7 +15,7 @@ import pytest
 
 import nkigym_graph as ng
 from nkigym_graph import hookspecs
-from nkigym_graph.transform import Edit, Match, Rename, Transform
+from nkigym_graph.rewriting.transform import Edit, Match, Rename, Transform
 
 BUILTIN_TRANSFORMS = {"data_reuse", "operand_merge", "free_dim_merge", "dead_code"}
 
@@ -140,7 +140,7 @@ def test_rewrite_hook_sees_every_rewrite() -> None:
 
 FAKE_PLUGIN = """
 import nkigym_graph
-from nkigym_graph.transform import Transform
+from nkigym_graph.rewriting.transform import Transform
 
 class Nothing(Transform):
     name = "fake_nothing"

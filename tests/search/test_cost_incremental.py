@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 from transforms.test_transforms_properties import TRANSFORMS, tiled_cases
 
 import nkigym_graph as ng
-from nkigym_graph.analysis import matches_of
 from nkigym_graph.cost import CostReport, get_cost_model
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.synthetic import tiled_matmul, tiled_matmul_statements
 from nkigym_graph.ir.variables import Param
-from nkigym_graph.rewrite import select_non_conflicting
+from nkigym_graph.rewriting.analysis_cache import matches_of
+from nkigym_graph.rewriting.rewrite import select_non_conflicting
 from nkigym_graph.search.derive import derive
 
 Trn2CostModel = type(get_cost_model("trn2"))

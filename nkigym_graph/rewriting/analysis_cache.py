@@ -1,19 +1,24 @@
 """Analyses cached per snapshot and carried along derivations.
 
-``matches_of(program, transform)`` is ``transform.analyze(program)``, computed once
-per snapshot. When the snapshot was derived from a parent (``Program.derivation``)
-whose analysis by the same transform is known, the transform may update that analysis
-instead of redoing it (``Transform.reanalysis``): a search that rewrites a few
-statements of a large program then pays for those statements, not for the program.
+``analysis_of(program, transform)`` is ``transform.analysis(program)`` (its matches,
+``transform.analyze(program)``, and any state), computed once per snapshot. When the
+snapshot was derived from a parent (``Program.derivation``) whose analysis by the same
+transform is known, the transform may update that analysis instead of redoing it
+(``Transform.reanalysis``): a search that rewrites a few statements of a large program
+then pays for those statements, not for the program.
 
-Match lists may be lazy (``LazyMatches``): a search that picks one match of hundreds
-only builds that one.
+The cache is this layer's: it keeps analyses in ``Program.memo``, a per-snapshot
+dictionary the IR offers to higher layers and never reads itself (a program's
+analyses live and die with it). Match lists may be lazy (``LazyMatches``): a search that picks one match of
+hundreds only builds that one.
 
 >>> from nkigym_graph import get_transform
 >>> from nkigym_graph.ir.synthetic import tiled_matmul
 >>> program = tiled_matmul(256, 128, 256)
 >>> reuse = get_transform("data_reuse")
->>> list(matches_of(program, reuse)) == reuse.analyze(program) == list(matches_of(program, "data_reuse"))
+>>> list(analysis_of(program, reuse).matches) == reuse.analyze(program)
+True
+>>> analysis_of(program, reuse) is analysis_of(program, reuse)
 True
 """
 
@@ -22,12 +27,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, overload
 
-from nkigym_graph.transform import Transform
+from nkigym_graph.rewriting.transform import Transform
 
 if TYPE_CHECKING:
     from nkigym_graph.ir.derivation import Derivation
     from nkigym_graph.ir.program import Program
-    from nkigym_graph.transform import Match
+    from nkigym_graph.rewriting.transform import Match
 
 Spec = TypeVar("Spec")
 
@@ -105,13 +110,16 @@ class LazyMatches(Sequence["Match"], Generic[Spec]):
 MAX_CHAIN = 64
 """Ancestors an analysis is carried through before analysing in full instead."""
 
+_ANALYSIS = "analysis"
+"""The first part of the keys analyses are kept under in ``Program.memo``."""
+
 
 def analysis_of(program: Program, transform: Transform) -> Analysis:
     """``transform``'s analysis of ``program``, cached: updated from the nearest
     ancestor (along ``Program.derivation``) whose analysis is known, when the transform
     can update, else done in full."""
-    key = (transform.name, type(transform))
-    found = program._analyses.get(key)
+    key = (_ANALYSIS, transform.name, type(transform))
+    found = program.memo.get(key)
     if found is not None:
         return found
     chain = [program]  # the programs to analyse, nearest the known ancestor last
@@ -121,22 +129,22 @@ def analysis_of(program: Program, transform: Transform) -> Analysis:
         parent = derivation.parent() if derivation is not None else None
         if parent is None:
             break
-        known = parent._analyses.get(key)
+        known = parent.memo.get(key)
         if known is not None:
             found = known
             break
         chain.append(parent)
     if found is None:
         top = chain.pop()
-        found = top._analyses[key] = transform.analysis(top)
+        found = top.memo[key] = transform.analysis(top)
     for child in reversed(chain):
-        found = child._analyses[key] = transform.reanalysis(child, found) or transform.analysis(child)
+        found = child.memo[key] = transform.reanalysis(child, found) or transform.analysis(child)
     return found
 
 
 def matches_of(program: Program, transform: str | Transform) -> Sequence[Match]:
     """``transform.analyze(program)``, cached per snapshot (see the module docstring);
     ``transform`` is a Transform or a registered transform's name, as for ``analyze``."""
-    from nkigym_graph.driver import check_program, get_transform
+    from nkigym_graph.rewriting.driver import check_program, get_transform
 
     return analysis_of(check_program(program, "matches_of"), get_transform(transform)).matches

@@ -23,8 +23,8 @@ from nkigym_graph.ir.arguments import describe, require_int, require_type
 from nkigym_graph.ir.collector import collector_paused
 from nkigym_graph.ir.program import Program
 from nkigym_graph.plugin_manager import lookup, notify_rewritten, registered_transforms
-from nkigym_graph.rewrite import apply_edits, select_non_conflicting
-from nkigym_graph.transform import Match, Transform
+from nkigym_graph.rewriting.rewrite import apply_edits, select_non_conflicting
+from nkigym_graph.rewriting.transform import Match, Transform
 
 if TYPE_CHECKING:
     from nkigym_graph.numeric.equivalence import Verifier

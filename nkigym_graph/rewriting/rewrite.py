@@ -20,7 +20,7 @@ from nkigym_graph.errors import TransformError, VerificationError
 from nkigym_graph.ir.derivation import ascending_without, derive_program
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.statement import Statement
-from nkigym_graph.transform import Edit, Match, Rename
+from nkigym_graph.rewriting.transform import Edit, Match, Rename
 
 _DERIVE_LIMIT = 1 / 32
 """Edits changing more than this fraction of the statements (and more than

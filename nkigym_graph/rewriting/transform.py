@@ -7,7 +7,7 @@ unchanged (``reads``), and the ``Edit`` that performs it. Subclasses of ``Transf
 only write ``analyze`` (building each match's edit against the analysed program);
 ``rewrite`` applies the edit and returns a new verified snapshot. Because every match
 states what it touches, the driver can apply many non-conflicting matches of one
-analysis at once (``nkigym_graph.rewrite.apply_edits``) with a single rebuild.
+analysis at once (``nkigym_graph.rewriting.rewrite.apply_edits``) with a single rebuild.
 
 Overlap policy: two matches conflict when one changes a statement the other changes
 or reads; a batch keeps the first of conflicting matches (analysis order).
@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nkigym_graph.errors import TransformError
 from nkigym_graph.ir.statement import Operand, Statement
-from nkigym_graph.transform_guard import guard_methods
+from nkigym_graph.rewriting.transform_guard import guard_methods
 
 if TYPE_CHECKING:
-    from nkigym_graph.analysis import Analysis
     from nkigym_graph.ir.program import Program
+    from nkigym_graph.rewriting.analysis_cache import Analysis
 
 
 class Rename(NamedTuple):
@@ -151,7 +151,7 @@ class Transform:
     def analysis(self, program: Program) -> Analysis:
         """The analysis ``matches_of`` caches: ``analyze``'s matches, and any state
         ``reanalysis`` needs. Transforms that update incrementally override both."""
-        from nkigym_graph.analysis import Analysis
+        from nkigym_graph.rewriting.analysis_cache import Analysis
 
         return Analysis(tuple(self.analyze(program)))
 
@@ -168,7 +168,7 @@ class Transform:
 
     def rewrite(self, program: Program, match: Match) -> Program:
         """Apply one match, returning a new verified snapshot (the input is untouched)."""
-        from nkigym_graph.rewrite import apply_edits
+        from nkigym_graph.rewriting.rewrite import apply_edits
 
         self.check_origin(program, match)
         return apply_edits(program, [match.edit], transform=self.name)
