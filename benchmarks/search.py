@@ -36,7 +36,7 @@ import nkigym_graph_plugins.trn2_cost as trn2_cost
 from nkigym_graph.cost import cost_models
 from nkigym_graph.ir.collector import collector_relaxed
 from nkigym_graph.ir.synthetic import tiled_matmul
-from nkigym_graph.rewriting.analysis_cache import matches_of
+from nkigym_graph.plugin.transforms import matches_of
 from nkigym_graph.search import Verifier, search
 from nkigym_graph.search.run import confirm_with_profile
 

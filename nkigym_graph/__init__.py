@@ -6,7 +6,6 @@ The IR is an immutable, verified DAG snapshot (``Program``) on networkx.
 """
 
 from nkigym_graph import nki_sim
-from nkigym_graph.backend import Artifact, Backend, backends, emit, emit_artifact
 from nkigym_graph.buda import (
     Netlist,
     NetlistError,
@@ -34,26 +33,30 @@ from nkigym_graph.ir.dtypes import DtypeError
 from nkigym_graph.ir.ops import Op, get_op
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.statement import Operand, Statement
-from nkigym_graph.ir.targets import BLACKHOLE, GRAYSKULL, TRN1, TRN2, WORMHOLE_B0, Target, get_target
+from nkigym_graph.ir.targets import BLACKHOLE, GRAYSKULL, TRN1, TRN2, WORMHOLE_B0, Target
 from nkigym_graph.ir.variables import Param, Variable
 from nkigym_graph.nki_sim import NKISimulationError, SimulationReport, Simulator
 from nkigym_graph.numeric.interpreter import interpret
-from nkigym_graph.plugin_manager import (
+from nkigym_graph.plugin.backends import backends, emit, emit_artifact
+from nkigym_graph.plugin.hookspecs import hookimpl
+from nkigym_graph.plugin.manager import (
     get_plugin_manager,
-    hookimpl,
     register_plugin,
     unregister_plugin,
 )
-from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, StableIds, matches_of
-from nkigym_graph.rewriting.driver import (
+from nkigym_graph.plugin.protocols import Artifact, Backend
+from nkigym_graph.plugin.registry import get_target
+from nkigym_graph.plugin.transforms import (
     analyze,
     apply,
     explain,
     get_transform,
+    matches_of,
     saturate,
     saturate_steps,
     transforms,
 )
+from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, StableIds
 from nkigym_graph.rewriting.transform import Edit, Match, Transform
 from nkigym_graph.search import SearchError, SearchResult, replay, search
 from nkigym_graph.stitching import (

@@ -71,7 +71,7 @@ from nkigym_graph.ir.statement import Statement
 from nkigym_graph.ir.targets import BUILTIN_TARGETS
 from nkigym_graph.ir.variables import INTERMEDIATE, PARAM
 from nkigym_graph.nki_sim.timing.constants import timing_constants
-from nkigym_graph.plugin_manager import registered_cost_models, registered_targets
+from nkigym_graph.plugin.registry import registered_cost_models, registered_targets
 
 if TYPE_CHECKING:
     from nkigym_graph.ir.derivation import Derivation

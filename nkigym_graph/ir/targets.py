@@ -7,7 +7,7 @@ sizes tiling starts from; ``facts`` carries backend- and cost-model-specific num
 
 >>> TRN2.limit("nc_matmul", "N")
 512
->>> get_target("wormhole_b0").facts["grid"]
+>>> builtin_target("wormhole_b0").facts["grid"]
 (10, 8)
 """
 
@@ -167,8 +167,9 @@ BUILTIN_TARGETS: Mapping[str, Target] = MappingProxyType(
 )
 
 
-def get_target(target: str | Target) -> Target:
-    """Resolve a target by name or pass one through."""
+def builtin_target(target: str | Target) -> Target:
+    """Resolve a built-in target by name or pass a target through (a target a plugin
+    registers is found by ``nkigym_graph.get_target``, in the plugin layer)."""
     if isinstance(target, Target):
         return target
     require_type(target, str, "target", PluginError, "a target name or a Target")
@@ -176,4 +177,7 @@ def get_target(target: str | Target) -> Target:
     if key in BUILTIN_TARGETS:
         return BUILTIN_TARGETS[key]
     known = ", ".join(sorted(BUILTIN_TARGETS))
-    raise PluginError(f"unknown target {target!r}; known targets: {known}")
+    raise PluginError(
+        f"unknown target {target!r}; known targets: {known} (a plugin's target: pass the Target, "
+        "or its name to nkigym_graph.get_target)"
+    )

@@ -140,11 +140,3 @@ def analysis_of(program: Program, transform: Transform) -> Analysis:
     for child in reversed(chain):
         found = child.memo[key] = transform.reanalysis(child, found) or transform.analysis(child)
     return found
-
-
-def matches_of(program: Program, transform: str | Transform) -> Sequence[Match]:
-    """``transform.analyze(program)``, cached per snapshot (see the module docstring);
-    ``transform`` is a Transform or a registered transform's name, as for ``analyze``."""
-    from nkigym_graph.rewriting.driver import check_program, get_transform
-
-    return analysis_of(check_program(program, "matches_of"), get_transform(transform)).matches

@@ -1,47 +1,35 @@
-"""Running transforms: one match (``apply``), or batches to a fixpoint (``saturate``).
+"""Running transforms: one match (``apply_match``), or batches to a fixpoint
+(``saturation``).
 
-``saturate`` takes each named transform in turn, applies every non-conflicting match of
-one analysis in a single batch, repeats that transform until it has no match, then
-moves on; it stops when a whole pass over the transforms changes nothing. On failure
-it names the cause and the batches that ran before; ``check=True`` also compares every
-batch's program numerically with the input (see ``saturate``).
+Saturation takes each transform in turn, applies every non-conflicting match of one
+analysis in a single batch, repeats that transform until it has no match, then moves
+on; it stops when a whole pass over the transforms changes nothing. On failure it
+names the cause and the batches that ran before; ``checked`` compares every batch's
+program numerically with the input. Transforms are given as objects: the functions
+that take transform names (``nkigym_graph.saturate``, ``apply``, ...) are the plugin
+layer's (``nkigym_graph.plugin.transforms``).
 
+>>> from nkigym_graph import get_transform
 >>> from nkigym_graph.ir.synthetic import tiled_matmul
->>> p = saturate(tiled_matmul(256, 128, 256), ["data_reuse", "operand_merge"])
->>> len(p.statements_of("nc_matmul"))
-2
+>>> chosen = [get_transform("data_reuse"), get_transform("operand_merge")]
+>>> steps = saturation(tiled_matmul(256, 128, 256), chosen)
+>>> *_, (batch, last) = steps
+>>> len(last.statements_of("nc_matmul")), batch.transform
+(2, 'operand_merge')
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from nkigym_graph.errors import PluginError, TransformError
+from nkigym_graph.errors import TransformError
 from nkigym_graph.ir.arguments import describe, require_int, require_type
 from nkigym_graph.ir.collector import collector_paused
 from nkigym_graph.ir.program import Program
-from nkigym_graph.plugin_manager import lookup, notify_rewritten, registered_transforms
+from nkigym_graph.numeric.equivalence import Verifier, VerifySettings
 from nkigym_graph.rewriting.rewrite import apply_edits, select_non_conflicting
 from nkigym_graph.rewriting.transform import Match, Transform
-
-if TYPE_CHECKING:
-    from nkigym_graph.numeric.equivalence import Verifier
-
-DEFAULT_PIPELINE = ("data_reuse", "operand_merge", "dead_code")
-
-
-def transforms() -> Mapping[str, Transform]:
-    """Every registered transform (built-in and third-party), by name."""
-    return registered_transforms()
-
-
-def get_transform(name: str | Transform) -> Transform:
-    """A transform by name (or pass an instance through)."""
-    if isinstance(name, str):
-        return lookup("transform", transforms(), name)
-    return require_type(name, Transform, "transform", PluginError, "a transform name or a Transform instance")
 
 
 def check_program(program: object, function: str) -> Program:
@@ -51,31 +39,22 @@ def check_program(program: object, function: str) -> Program:
     return program
 
 
-def analyze(program: Program, transform: str | Transform) -> list[Match]:
-    """The matches ``transform`` (a name or a Transform) finds in ``program``."""
-    return get_transform(transform).analyze(check_program(program, "analyze"))
-
-
-def apply(program: Program, transform: str | Transform, match: Match) -> Program:
-    """Apply one match; returns a new verified snapshot."""
-    require_type(program, Program, "program", TransformError, "a Program")
-    t = get_transform(transform)
-    require_type(match, Match, "match", TransformError, f"a Match of {t.name!r} (from analyze)")
-    result = t.rewrite(program, match)
+def apply_match(program: Program, transform: Transform, match: Match) -> Program:
+    """Apply one match of ``transform`` to ``program`` (checked to be a Program by the
+    caller); returns a new verified snapshot."""
+    require_type(match, Match, "match", TransformError, f"a Match of {transform.name!r} (from analyze)")
+    result = transform.rewrite(program, match)
     if not isinstance(result, Program):
-        raise TransformError(f"transform {t.name!r} returned {type(result).__name__}, not a Program")
-    notify_rewritten(t.name, program, result)
+        raise TransformError(f"transform {transform.name!r} returned {type(result).__name__}, not a Program")
     return result
 
 
-def explain(program: Program, transform: str | Transform, *nodes: int) -> str:
-    """Why statements ``nodes`` do or do not form a match of ``transform``."""
-    check_program(program, "explain")
+def check_nodes(program: Program, nodes: Iterable[object]) -> None:
+    """Each of ``nodes`` is a statement index of ``program``."""
     for node in nodes:
-        require_int(node, "nodes", TransformError)
-        if node >= len(program):
+        index = require_int(node, "nodes", TransformError)
+        if index >= len(program):
             raise TransformError(f"nodes must be statement indexes below {len(program)}, got {node}")
-    return get_transform(transform).explain(program, *nodes)
 
 
 @dataclass(frozen=True)
@@ -87,18 +66,9 @@ class Batch:
     statements_after: int
 
 
-def saturate_steps(
-    program: Program, names: Sequence[str | Transform] | None = None
-) -> Iterator[tuple[Batch, Program]]:
-    """Saturation one batch at a time (see the module docstring); the arguments are
-    checked when it is called, before the first batch."""
-    check_program(program, "saturate")
-    if names is not None:
-        require_type(names, (list, tuple), "saturate: names", TransformError, "a list of transform names")
-    return _batches(program, [get_transform(n) for n in (names if names is not None else DEFAULT_PIPELINE)])
-
-
-def _batches(program: Program, chosen: list[Transform]) -> Iterator[tuple[Batch, Program]]:
+def saturation(program: Program, chosen: Sequence[Transform]) -> Iterator[tuple[Batch, Program]]:
+    """Saturation one batch at a time (see the module docstring): each batch and the
+    program after it."""
     history: list[Batch] = []
     progress = True
     while progress:
@@ -113,7 +83,6 @@ def _batches(program: Program, chosen: list[Transform]) -> Iterator[tuple[Batch,
                         applied, result = _apply_batch(program, transform, matches, history)
                     else:
                         applied, result = 1, _rewrite_one(program, transform, matches[0], history)
-                notify_rewritten(transform.name, program, result)
                 program = result
                 step = Batch(transform.name, applied, len(program))
                 history.append(step)
@@ -149,38 +118,32 @@ def _failure(history: list[Batch], name: str, cause: Exception) -> TransformErro
     return TransformError(f"saturation failed in {name!r}: {cause}; batches before it: {ran}")
 
 
-def saturate(
-    program: Program, names: Sequence[str | Transform] | None = None, *, check: bool = False, seed: int = 0
-) -> Program:
-    """Apply the transforms (default: data_reuse, operand_merge, dead_code) to a fixpoint.
-
-    ``check=True`` also runs every batch's program on random inputs (drawn from ``seed``)
-    and compares it with ``program``, as search does (``nkigym_graph.numeric.equivalence``):
-    sampled outputs after each batch, every output of the result. A difference raises
-    ``TransformError`` naming the first batch that introduced it.
-    """
-    require_type(check, bool, "saturate: check", TransformError, "True or False")
-    require_int(seed, "saturate: seed", TransformError)
-    if not check:
-        result = program
-        for _, after in saturate_steps(program, names):
-            result = after
-        return result
-    verifier = _verifier(program, seed)
-    steps: list[tuple[Batch, Program]] = []
-    for step, after in saturate_steps(program, names):
-        steps.append((step, after))
-        _check(verifier, steps, full=False)
-    if steps and verifier.check(steps[-1][1], full=True) is not None:
-        for count in range(1, len(steps) + 1):
-            _check(verifier, steps[:count], full=True)
-    return steps[-1][1] if steps else program
+def last_program(program: Program, steps: Iterable[tuple[Batch, Program]]) -> Program:
+    """The program after the last of ``steps`` (``program`` if there is none)."""
+    result = program
+    for _, after in steps:
+        result = after
+    return result
 
 
-def _verifier(program: Program, seed: int) -> Verifier:
-    from nkigym_graph.numeric.equivalence import Verifier, VerifySettings
-
+def verifier(program: Program, seed: int) -> Verifier:
+    """Checks programs against ``program`` on random inputs drawn from ``seed``, as
+    search does (``nkigym_graph.numeric.equivalence``)."""
     return Verifier(program, VerifySettings(seed=seed))
+
+
+def checked(program: Program, verifier: Verifier, steps: Iterable[tuple[Batch, Program]]) -> Program:
+    """The program after the last of ``steps``, each checked by ``verifier``: sampled
+    outputs after each batch, every output of the result. A difference raises
+    ``TransformError`` naming the first batch that introduced it."""
+    done: list[tuple[Batch, Program]] = []
+    for step, after in steps:
+        done.append((step, after))
+        _check(verifier, done, full=False)
+    if done and verifier.check(done[-1][1], full=True) is not None:
+        for count in range(1, len(done) + 1):
+            _check(verifier, done[:count], full=True)
+    return done[-1][1] if done else program
 
 
 def _check(verifier: Verifier, steps: list[tuple[Batch, Program]], full: bool) -> None:

@@ -19,6 +19,15 @@ from nkigym_graph.foreign_errors import describe, where
 
 GUARDED = ("analyze", "analysis", "reanalysis", "analyze_batch", "rewrite", "explain")
 
+_plugins: dict[str, str] = {}
+"""Transform name -> the plugin that registered it (``record_plugin``)."""
+
+
+def record_plugin(transform_name: str, plugin: str) -> None:
+    """Remember that ``plugin`` registered the transform ``transform_name`` (the plugin
+    registry tells this layer when it collects the transforms)."""
+    _plugins[transform_name] = plugin
+
 
 def guard_methods(cls: type) -> None:
     """Wrap the ``GUARDED`` methods ``cls`` itself defines."""
@@ -47,8 +56,6 @@ def _guarded(method: Callable[..., Any], name: str) -> Callable[..., Any]:
 
 def origin(transform: object) -> str:
     """``plugin 'x', module m``: where ``transform`` comes from."""
-    from nkigym_graph.plugin_manager import provider
-
     module = type(transform).__module__
-    plugin = provider("nkigym_graph_register_transforms", getattr(transform, "name", ""))
+    plugin = _plugins.get(getattr(transform, "name", ""))
     return f"plugin {plugin!r}, {module}" if plugin else module

@@ -16,9 +16,8 @@ from typing import NamedTuple, overload
 
 from nkigym_graph.errors import TransformError
 from nkigym_graph.ir.program import Program
-from nkigym_graph.plugin_manager import notify_rewritten
-from nkigym_graph.rewriting.analysis_cache import matches_of
-from nkigym_graph.rewriting.driver import apply
+from nkigym_graph.plugin.manager import notify_rewritten
+from nkigym_graph.plugin.transforms import apply, matches_of
 from nkigym_graph.rewriting.rewrite import apply_edits, select_non_conflicting
 from nkigym_graph.rewriting.transform import Match, Transform
 

@@ -17,7 +17,7 @@ from typing import cast
 from nkigym_graph.errors import NkigymError, PluginError
 from nkigym_graph.ir.arguments import describe, require_type
 from nkigym_graph.ir.program import Program
-from nkigym_graph.rewriting.driver import get_transform
+from nkigym_graph.plugin.transforms import get_transform
 from nkigym_graph.rewriting.transform import Match, Transform
 from nkigym_graph.search.derive import derive
 from nkigym_graph.search.errors import SearchError

@@ -22,7 +22,7 @@ from nkigym_graph.ir.arguments import describe, require_int, require_type
 from nkigym_graph.ir.collector import collector_relaxed
 from nkigym_graph.ir.program import Program
 from nkigym_graph.numeric.equivalence import DEFAULT_MEMO_BYTES, DEFAULT_SAMPLES, VerifySettings
-from nkigym_graph.rewriting.driver import get_transform
+from nkigym_graph.plugin.transforms import get_transform
 from nkigym_graph.rewriting.transform import Transform
 from nkigym_graph.search.errors import SearchError
 from nkigym_graph.search.executors import resolve_executor
@@ -160,9 +160,9 @@ def confirm_with_profile(program: Program, seed: int = 0) -> Any:
     """The profile of ``program``'s emitted NKI kernel on random inputs."""
     import numpy as np
 
-    from nkigym_graph.backend import emit
     from nkigym_graph.nki_sim import profile
     from nkigym_graph.nki_sim.dtypes import to_dtype
+    from nkigym_graph.plugin.backends import emit
 
     rng = np.random.default_rng(seed)
     arrays = [

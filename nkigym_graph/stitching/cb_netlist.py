@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from nkigym_graph.buda.model import Op, operand_kind
 from nkigym_graph.buda.netlist import Netlist
 from nkigym_graph.errors import PluginError
-from nkigym_graph.ir.targets import Target, get_target
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.plugin.registry import get_target
 from nkigym_graph.stitching.cb_count import CircularBufferError, KernelBuffers
 
 _ARCH_ALIASES = {"wormhole": "wormhole_b0"}

@@ -24,7 +24,8 @@ from typing import Any
 from nkigym_graph.buda.netlist import Netlist, load_netlist
 from nkigym_graph.ir.arguments import require_type
 from nkigym_graph.ir.program import Program
-from nkigym_graph.ir.targets import Target, get_target
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.plugin.registry import get_target
 from nkigym_graph.stitching.cb_count import (
     CircularBufferCount,
     CircularBufferError,

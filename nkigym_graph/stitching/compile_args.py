@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 
 from nkigym_graph.ir.arguments import require_type
-from nkigym_graph.ir.targets import Target, get_target
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.plugin.registry import get_target
 from nkigym_graph.stitching.errors import StitchError
 from nkigym_graph.stitching.metadata import StitchMetadata
 

@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nkigym_graph.backend import Artifact
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.targets import Target
+from nkigym_graph.plugin.protocols import Artifact
 
 from .builder import KernelBuilder, Lowering
 from .errors import NkiEmitError

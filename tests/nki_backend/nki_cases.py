@@ -9,8 +9,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import nkigym_graph as ng
-from nkigym_graph.backend import Artifact
 from nkigym_graph.nki_sim import SimulationReport, simulate
+from nkigym_graph.plugin.protocols import Artifact
 
 TRANSFORMS = ["data_reuse", "operand_merge", "free_dim_merge", "dead_code"]
 RTOL = 1e-4

@@ -16,7 +16,7 @@ from nkigym_graph.cost import CostReport, get_cost_model
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.synthetic import tiled_matmul, tiled_matmul_statements
 from nkigym_graph.ir.variables import Param
-from nkigym_graph.rewriting.analysis_cache import matches_of
+from nkigym_graph.plugin.transforms import matches_of
 from nkigym_graph.rewriting.rewrite import select_non_conflicting
 from nkigym_graph.search.derive import derive
 

@@ -1,6 +1,7 @@
-"""The hooks a plugin implements. Built-in plugins (``nkigym_graph_plugins``) and third
-party packages look the same: a module with ``@nkigym_graph.hookimpl`` functions,
-registered through the ``nkigym_graph`` entry-point group.
+"""The hooks a plugin implements, and ``hookimpl``, the marker of an implementation.
+Built-in plugins (``nkigym_graph_plugins``) and third party packages look the same: a
+module with ``@nkigym_graph.hookimpl`` functions, registered through the
+``nkigym_graph`` entry-point group.
 
 Registration hooks hand over classes (or target values); the manager instantiates
 transforms, backends and cost models once and keys them by their ``name``.
@@ -26,13 +27,15 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from nkigym_graph.backend import Backend
-    from nkigym_graph.cost import CostModel
+    from nkigym_graph.ir.program import Program
     from nkigym_graph.ir.targets import Target
+    from nkigym_graph.plugin.protocols import Backend, CostModel
     from nkigym_graph.rewriting.transform import Transform
 
 PROJECT = "nkigym_graph"
 hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+"""Marks a plugin's hook implementation (``nkigym_graph.hookimpl``)."""
 
 
 @hookspec
@@ -51,7 +54,7 @@ def nkigym_graph_register_backends() -> list[type[Backend]]:
     """Return backend classes this plugin provides.
 
     Each class has a ``name`` and ``emit(program, target, **options) -> Artifact``
-    (see ``nkigym_graph.backend.Backend``). It is instantiated once, without arguments.
+    (see ``nkigym_graph.plugin.protocols.Backend``). It is instantiated once, without arguments.
     """
     raise NotImplementedError  # a specification: plugins implement it
 
@@ -66,11 +69,11 @@ def nkigym_graph_register_targets() -> list[Target]:
 @hookspec
 def nkigym_graph_register_cost_models() -> list[type[CostModel]]:
     """Return cost-model classes: ``name`` and ``estimate(program) -> CostReport``
-    (see ``nkigym_graph.cost``). Instantiated once, without arguments."""
+    (see ``nkigym_graph.plugin.protocols.CostModel``). Instantiated once, without arguments."""
     raise NotImplementedError  # a specification: plugins implement it
 
 
 @hookspec
-def nkigym_graph_program_rewritten(transform_name: str, before: object, after: object) -> None:
+def nkigym_graph_program_rewritten(transform_name: str, before: Program, after: Program) -> None:
     """Called after every successful rewrite with the transform's name and the input and
     output programs (read-only snapshots): for logging, tracing or statistics."""

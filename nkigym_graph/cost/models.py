@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from nkigym_graph.cost.errors import CostModelError
-from nkigym_graph.cost.protocol import CostModel
-from nkigym_graph.cost.report import CostReport
 from nkigym_graph.ir.arguments import require_type
 from nkigym_graph.ir.program import Program
-from nkigym_graph.plugin_manager import lookup, registered_cost_models
+from nkigym_graph.plugin.cost_report import CostReport
+from nkigym_graph.plugin.protocols import CostModel
+from nkigym_graph.plugin.registry import lookup, registered_cost_models
 
 DEFAULT_MODEL = "trn2"
 

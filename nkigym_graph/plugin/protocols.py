@@ -1,9 +1,12 @@
-"""The backend protocol and ``emit``.
+"""What plugins hand over besides transforms: backends and cost models.
 
 A backend has a ``name`` and ``emit(program, target, **options) -> Artifact``. The
 artifact carries the emitted text (NKI source, netlist YAML), an optional parsed form
 (e.g. the netlist as a dict) and any facts worth reporting (line counts, circular
-buffers, ...). Backends are plugins (``nkigym_graph_register_backends``).
+buffers, ...). A cost model has a ``name`` and ``estimate(program) -> CostReport``.
+Both are plugins (``nkigym_graph_register_backends``,
+``nkigym_graph_register_cost_models``), instantiated once without arguments; the
+built-in ones are ``nki``, ``buda`` and ``trn2`` (``nkigym_graph_plugins``).
 """
 
 from __future__ import annotations
@@ -11,17 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from nkigym_graph.errors import NkigymError
-from nkigym_graph.ir.arguments import require_type
-from nkigym_graph.ir.program import Program
-from nkigym_graph.ir.targets import Target, get_target
-from nkigym_graph.plugin_manager import lookup, registered_backends
-
-
-class EmitError(NkigymError):
-    """An argument ``emit`` cannot take (a backend's own errors name its rules)."""
+if TYPE_CHECKING:
+    from nkigym_graph.ir.program import Program
+    from nkigym_graph.ir.targets import Target
+    from nkigym_graph.plugin.cost_report import CostReport
 
 
 @dataclass(frozen=True)
@@ -59,22 +57,12 @@ class Backend:
         return f"<backend {self.name}>"
 
 
-def backends() -> Mapping[str, Backend]:
-    """Every registered backend, by name."""
-    return registered_backends()
+@runtime_checkable
+class CostModel(Protocol):
+    """Anything with a ``name`` and an ``estimate`` method."""
 
+    name: str
 
-def emit_artifact(
-    program: Program, backend: str = "nki", target: str | Target | None = None, **options: Any
-) -> Artifact:
-    """Emit ``program`` through ``backend``; the target defaults to the program's."""
-    require_type(program, Program, "program", EmitError, "a Program (from tile or parse_program)")
-    chosen: Backend = lookup("backend", backends(), backend)
-    resolved = get_target(target) if target is not None else program.target
-    return chosen.emit(program, resolved, **options)
-
-
-def emit(program: Program, backend: str = "nki", target: str | Target | None = None, **options: Any) -> str:
-    """Emit ``program`` through ``backend`` and return the text (NKI source, netlist YAML).
-    ``emit_artifact`` returns the full ``Artifact`` (parsed form and facts included)."""
-    return emit_artifact(program, backend, target, **options).text
+    def estimate(self, program: Program) -> CostReport:
+        """The modeled cost of ``program`` on its target."""
+        ...

@@ -11,31 +11,30 @@ that names both plugins.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
 from importlib import metadata
-from types import MappingProxyType, ModuleType
-from typing import Any, TypeVar
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import pluggy
 
-from nkigym_graph import hookspecs
 from nkigym_graph.errors import PluginError
 from nkigym_graph.foreign_errors import describe, where
-from nkigym_graph.hookspecs import PROJECT
 from nkigym_graph.ir.arguments import describe as describe_value
 from nkigym_graph.ir.arguments import require_type
+from nkigym_graph.plugin import hookspecs
+from nkigym_graph.plugin.hookspecs import PROJECT
+
+if TYPE_CHECKING:
+    from nkigym_graph.ir.program import Program
 
 AUTOLOAD_ENV = "NKIGYM_GRAPH_DISABLE_PLUGIN_AUTOLOAD"
 BUILTIN_PACKAGE = "nkigym_graph_plugins"
 
-hookimpl = pluggy.HookimplMarker(PROJECT)
-
 _manager: pluggy.PluginManager | None = None
-_registries: dict[str, Mapping[str, Any]] = {}
 _origins: dict[str, str] = {}
 """Plugin name -> the distribution (and version) whose entry point provided it."""
-_providers: dict[tuple[str, str], str] = {}
-"""(hook, registered name) -> the plugin that provided it."""
+_generation = 0
+"""Counts the plugins registered and unregistered at run time (``generation``)."""
 
 
 def _register_entry_point(pm: pluggy.PluginManager, ep: metadata.EntryPoint) -> None:
@@ -48,9 +47,6 @@ def _register_entry_point(pm: pluggy.PluginManager, ep: metadata.EntryPoint) -> 
     pm.register(plugin, name=ep.name)
     dist = ep.dist
     _origins[ep.name] = f"{dist.name} {dist.version}" if dist is not None else "entry point"
-
-
-T = TypeVar("T")
 
 
 def _builtin_entry_points() -> list[metadata.EntryPoint]:
@@ -91,7 +87,7 @@ def register_plugin(plugin: ModuleType | object, name: str | None = None) -> Non
     except pluggy.PluginValidationError as err:
         pm.unregister(plugin)
         raise PluginError(f"plugin cannot be registered: {err}") from None
-    _registries.clear()
+    _changed()
 
 
 def unregister_plugin(plugin: ModuleType | object) -> None:
@@ -100,7 +96,18 @@ def unregister_plugin(plugin: ModuleType | object) -> None:
     if not pm.is_registered(plugin):
         raise PluginError(f"plugin is not registered: {describe_value(plugin)}")
     pm.unregister(plugin)
-    _registries.clear()
+    _changed()
+
+
+def _changed() -> None:
+    global _generation
+    _generation += 1
+
+
+def generation() -> int:
+    """A number that changes whenever a plugin is registered or unregistered at run
+    time: what the registry's collected registrations are valid for."""
+    return _generation
 
 
 def plugin_sources() -> list[tuple[str, str]]:
@@ -118,77 +125,8 @@ def plugin_sources() -> list[tuple[str, str]]:
     return out
 
 
-def _collect(hook: str, make: Callable[[Any], T], key: Callable[[T], str]) -> Mapping[str, T]:
-    pm = get_plugin_manager()
-    found: dict[str, T] = {}
-    origin: dict[str, str] = {}
-    caller = getattr(pm.hook, hook)
-    for impl in reversed(caller.get_hookimpls()):  # registration order
-        for item in impl.function() or ():
-            value = make(item)
-            name = key(value)
-            if name in found:
-                raise PluginError(
-                    f"{hook}: {name!r} is registered by both {origin[name]!r} and {impl.plugin_name!r}"
-                )
-            found[name] = value
-            origin[name] = impl.plugin_name
-    _providers.update({(hook, name): plugin for name, plugin in origin.items()})
-    return MappingProxyType(found)
-
-
-def provider(hook: str, name: str) -> str | None:
-    """The plugin whose ``hook`` registered ``name`` (None: not registered through it)."""
-    return _providers.get((hook, name))
-
-
-def _registry(hook: str, make: Callable[[Any], T], key: Callable[[T], str]) -> Mapping[str, T]:
-    if hook not in _registries:
-        _registries[hook] = _collect(hook, make, key)
-    return _registries[hook]
-
-
-def _instance(cls: Any) -> Any:
-    return cls() if isinstance(cls, type) else cls
-
-
-def registered_transforms() -> Mapping[str, Any]:
-    """Transform instances by name."""
-    return _registry("nkigym_graph_register_transforms", _instance, lambda t: t.name)
-
-
-def registered_backends() -> Mapping[str, Any]:
-    """Backend instances by name."""
-    return _registry("nkigym_graph_register_backends", _instance, lambda b: b.name)
-
-
-def registered_cost_models() -> Mapping[str, Any]:
-    """Cost-model instances by name."""
-    return _registry("nkigym_graph_register_cost_models", _instance, lambda c: c.name)
-
-
-def registered_targets() -> Mapping[str, Any]:
-    """Targets contributed by plugins, by name."""
-    return _registry("nkigym_graph_register_targets", lambda t: t, lambda t: t.name)
-
-
-def lookup(kind: str, registry: Mapping[str, T], name: str) -> T:
-    """``registry[name]`` or a PluginError listing what exists."""
-    require_type(name, str, kind, PluginError, f"a {kind} name")
-    try:
-        return registry[name]
-    except KeyError:
-        known = ", ".join(sorted(registry)) or "none"
-        raise PluginError(f"unknown {kind} {name!r}; registered {kind}s: {known}") from None
-
-
-def notify_rewritten(transform_name: str, before: object, after: object) -> None:
+def notify_rewritten(transform_name: str, before: Program, after: Program) -> None:
     """Fire the ``nkigym_graph_program_rewritten`` hook."""
     get_plugin_manager().hook.nkigym_graph_program_rewritten(
         transform_name=transform_name, before=before, after=after
     )
-
-
-def names(items: Iterable[str]) -> str:
-    """Comma-separated sorted names (for messages)."""
-    return ", ".join(sorted(items))
