@@ -35,6 +35,7 @@ from nkigym_graph.ir.slices import Slices, full
 from nkigym_graph.ir.statement import Operand, Statement, make_attrs
 from nkigym_graph.ir.targets import TRN2, Target
 from nkigym_graph.ir.variables import Param
+from nkigym_graph.plugin.registry import get_target
 from nkigym_graph.text.source import checked_shapes, nesting_guarded, read_module
 
 Shapes = Mapping[str, Sequence[int]]
@@ -333,7 +334,7 @@ class _Builder:
             params,
             statements,
             returns,
-            target=target,
+            target=get_target(target),
             outputs=outputs,
             fragment=self.fragment,
             explicit_slices=explicit,
