@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from nkigym_graph.ir.program import Program
-from nkigym_graph.merge import MergeAnalysis
-from nkigym_graph.merge_sections import Section
 from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, StableIds, analysis_of
 from nkigym_graph.rewriting.transform import Match, Transform
+from nkigym_graph_plugins.merging.merge import MergeAnalysis
+from nkigym_graph_plugins.merging.sections import Section
 
 
 class _State(NamedTuple):
@@ -26,7 +26,7 @@ class _State(NamedTuple):
 
 
 class MergeTransform(Transform):
-    """Merge adjacent same-op statements (rules in ``nkigym_graph.merge``)."""
+    """Merge adjacent same-op statements (rules in ``nkigym_graph_plugins.merging.merge``)."""
 
     ops: tuple[str, ...] | None = None
     """Restrict to these op names (None: every op with mergeable axes)."""
