@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from nkigym_graph import hookimpl
 from nkigym_graph.rewriting.transform import Transform
-from nkigym_graph_plugins.merging.merge_transform import MergeTransform
+
+from .merging.merge_transform import MergeTransform
 
 
 class FreeDimMerge(MergeTransform):

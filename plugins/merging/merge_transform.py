@@ -13,8 +13,9 @@ from typing import NamedTuple
 from nkigym_graph.ir.program import Program
 from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, StableIds, analysis_of
 from nkigym_graph.rewriting.transform import Match, Transform
-from nkigym_graph_plugins.merging.merge import MergeAnalysis
-from nkigym_graph_plugins.merging.sections import Section
+
+from .merge import MergeAnalysis
+from .sections import Section
 
 
 class _State(NamedTuple):

@@ -20,7 +20,8 @@ from typing import NamedTuple
 
 from nkigym_graph.ir.derivation import Derivation
 from nkigym_graph.rewriting.analysis_cache import StableIds
-from nkigym_graph_plugins.merging.merge import Member, MergeAnalysis
+
+from .merge import Member, MergeAnalysis
 
 Spec = tuple[str, int, int]
 """A mergeable pair: ``(axis, lower, upper)``, nodes in stable ids."""
