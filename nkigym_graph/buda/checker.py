@@ -17,7 +17,7 @@ from nkigym_graph.buda.arch import DEFAULT_ARCH, arch_name, arch_target
 from nkigym_graph.buda.context import Finding, FusedContext, NetlistContext
 from nkigym_graph.buda.errors import NetlistError
 from nkigym_graph.buda.limits import DEFAULT_LIMITS, NetlistLimits
-from nkigym_graph.buda.model import FusedOp, Op
+from nkigym_graph.buda.model import FusedOp, NetlistOp
 from nkigym_graph.buda.netlist import Netlist, NetlistSource, load_netlist
 from nkigym_graph.buda.rules import RULES, Rule, rule_by_id
 from nkigym_graph.buda.violation import Violation
@@ -48,7 +48,7 @@ def _violation(rule: Rule, finding: Finding, fused_op: str | None) -> Violation:
 def _check_fused(
     netlist: Netlist, fused: FusedOp, target: Target, arch: str, rules: tuple[Rule, ...]
 ) -> Iterable[Violation]:
-    instances: list[Op | None] = list(netlist.instances(fused.id)) or [None]
+    instances: list[NetlistOp | None] = list(netlist.instances(fused.id)) or [None]
     for op in instances:
         ctx = FusedContext(netlist, fused, op, target, arch)
         for rule in rules:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from nkigym_graph.buda.model import Op, operand_kind
+from nkigym_graph.buda.model import NetlistOp, operand_kind
 from nkigym_graph.buda.netlist import Netlist
 from nkigym_graph.errors import PluginError
 from nkigym_graph.ir.targets import Target
@@ -40,7 +40,7 @@ def netlist_arch(netlist: Netlist) -> Target:
     )
 
 
-def _fused_weights(netlist: Netlist, op: Op, fused_id: str) -> tuple[str, ...]:
+def _fused_weights(netlist: Netlist, op: NetlistOp, fused_id: str) -> tuple[str, ...]:
     weights: dict[str, None] = {}
     for _, _, sub_op in netlist.fused_ops[fused_id].sub_ops():
         if sub_op.is_matmul and len(sub_op.inputs) > 1:
@@ -50,7 +50,7 @@ def _fused_weights(netlist: Netlist, op: Op, fused_id: str) -> tuple[str, ...]:
     return tuple(weights)
 
 
-def op_kernel(netlist: Netlist, op: Op) -> KernelBuffers:
+def op_kernel(netlist: Netlist, op: NetlistOp) -> KernelBuffers:
     """The CBs of one graph op (the rule of the module docstring)."""
     intermediates: tuple[str, ...] = ()
     groups: tuple[tuple[str, ...], ...] = ()

@@ -27,8 +27,8 @@ from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.statement import Statement
 from nkigym_graph.ir.targets import TRN2, Target
 from nkigym_graph.ir.variables import Param
-from nkigym_graph.tiling.analysis import DimensionAnalysis, analyze
 from nkigym_graph.tiling.arguments import MAX_STATEMENTS, check_limit, check_target, parameter_shapes
+from nkigym_graph.tiling.dimensions import DimensionAnalysis, analyze
 from nkigym_graph.tiling.emit import emit_statements
 from nkigym_graph.tiling.errors import StatementLimitError
 from nkigym_graph.tiling.limits import refuse, statement_bounds
