@@ -49,4 +49,5 @@ def require_program(value: Any, name: str, error: ErrorType) -> Program:
     """``value`` if it is a ``Program``."""
     from nkigym_graph.ir.program import Program
 
-    return require_type(value, Program, name, error, "a Program (from tile or parse_program)")
+    program: Program = require_type(value, Program, name, error, "a Program (from tile or parse_program)")
+    return program

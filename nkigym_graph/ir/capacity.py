@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from nkigym_graph.errors import VerificationError
 from nkigym_graph.ir.dtypes import itemsize
@@ -44,7 +45,7 @@ def check_capacity(
 ) -> None:
     """Rule ``capacity`` for the variables ``names`` (default: all, and the HBM total)."""
     hbm_total = 0
-    seen: set[tuple] = set()
+    seen: set[tuple[Any, ...]] = set()
     for name in variables if names is None else names:
         info = variables.get(name)
         if info is None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping, Sequence, Set
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nkigym_graph.ir.capacity import check_capacity
 from nkigym_graph.ir.dependencies import Dependencies, Use, build_dependencies
@@ -185,7 +185,7 @@ def _redefined(
     return out
 
 
-def _new_variable(fields: tuple) -> Variable:
+def _new_variable(fields: tuple[Any, ...]) -> Variable:
     """``Variable(*fields)`` without the keyword handling of the generated constructor."""
     return tuple.__new__(Variable, fields)
 

@@ -84,7 +84,8 @@ def resolve_dtype(value: object, argument: str = "dtype") -> str:
 
 def numpy_dtype(name: str) -> np.dtype:
     """The numpy dtype that stores ``name`` (a canonical name)."""
-    return np.dtype(_STORAGE.get(name, name))
+    found: np.dtype[Any] = np.dtype(_STORAGE.get(name, name))
+    return found
 
 
 @lru_cache(maxsize=256)
@@ -112,7 +113,8 @@ def _name_of(value: object) -> str | None:
     try:
         with warnings.catch_warnings():  # numpy deprecates some spellings; they are refused anyway
             warnings.simplefilter("ignore")
-            return np.dtype(value).name  # type: ignore[call-overload]
+            name: str = np.dtype(value).name  # type: ignore[call-overload]
+            return name
     except (TypeError, ValueError):
         return None
 

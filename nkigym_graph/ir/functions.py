@@ -17,7 +17,8 @@ Binary = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
+    result: np.ndarray = 1.0 / (1.0 + np.exp(-x))
+    return result
 
 
 UNARY: Mapping[str, Unary] = MappingProxyType(

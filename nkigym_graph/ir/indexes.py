@@ -16,6 +16,9 @@ from nkigym_graph.ir.statement import Statement
 if TYPE_CHECKING:
     from nkigym_graph.ir.derivation import Derivation
 
+Lists = dict[str, list[Any]]
+"""A lookup while it is built: key -> entries."""
+
 
 @dataclass(frozen=True)
 class ProgramIndex:
@@ -38,7 +41,9 @@ class ProgramIndex:
         )
 
     @staticmethod
-    def build_partial(statements: Sequence[Statement], nodes: Iterable[int]) -> tuple[dict, dict, dict, dict]:
+    def build_partial(
+        statements: Sequence[Statement], nodes: Iterable[int]
+    ) -> tuple[Lists, Lists, Lists, Lists]:
         """The four lookups (as lists) over the statements at ``nodes`` (ascending)."""
         by_op: dict[str, list[int]] = {}
         loads: dict[str, list[int]] = {}
@@ -78,10 +83,10 @@ class ProgramIndex:
         )
 
 
-_MISSING: tuple = ()
+_MISSING: tuple[Any, ...] = ()
 
 
-class ShiftedLookup(Mapping[str, tuple]):
+class ShiftedLookup(Mapping[str, tuple[Any, ...]]):
     """A lookup of a derived snapshot, from its parent's (see ``ProgramIndex.derived``).
 
     Entries are positions (or ``(position, operand)`` pairs when ``pairs``); a key's
@@ -93,8 +98,8 @@ class ShiftedLookup(Mapping[str, tuple]):
 
     def __init__(
         self,
-        parent: Mapping[str, tuple],
-        fresh: dict[str, list],
+        parent: Mapping[str, tuple[Any, ...]],
+        fresh: Lists,
         new_of: Sequence[int],
         edited: frozenset[int],
         pairs: bool,
@@ -104,9 +109,9 @@ class ShiftedLookup(Mapping[str, tuple]):
         self._new_of = new_of
         self._edited = edited
         self._pairs = pairs
-        self._memo: dict[str, tuple] = {}
+        self._memo: dict[str, tuple[Any, ...]] = {}
 
-    def _entries(self, key: str) -> tuple:
+    def _entries(self, key: str) -> tuple[Any, ...]:
         found = self._memo.get(key)
         if found is None:
             new_of, edited = self._new_of, self._edited
@@ -119,7 +124,7 @@ class ShiftedLookup(Mapping[str, tuple]):
             found = self._memo[key] = tuple(sorted(kept + extra)) if extra else tuple(kept)
         return found
 
-    def __getitem__(self, key: str) -> tuple:
+    def __getitem__(self, key: str) -> tuple[Any, ...]:
         found = self._entries(key)
         if not found:
             raise KeyError(key)
@@ -137,5 +142,5 @@ class ShiftedLookup(Mapping[str, tuple]):
         return sum(1 for _ in self)
 
 
-def _freeze(mapping: dict) -> Mapping:
+def _freeze(mapping: Lists) -> Mapping[str, tuple[Any, ...]]:
     return MappingProxyType({k: tuple(v) for k, v in mapping.items()})

@@ -23,6 +23,7 @@ Rule ids (``VerificationError.rule``):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from nkigym_graph.errors import VerificationError
 from nkigym_graph.ir.dependencies import Dependencies
@@ -48,8 +49,8 @@ def check_statements(
     The op-level rules depend only on the op, its attributes and its operands' slices,
     so their verdicts are cached by that key: a tiled program repeats few patterns.
     """
-    op_verdicts: dict[tuple, tuple[str, str] | None] = {}
-    bounds_ok: set[tuple] = set()
+    op_verdicts: dict[tuple[Any, ...], tuple[str, str] | None] = {}
+    bounds_ok: set[tuple[Any, ...]] = set()
     for node in range(len(statements)) if nodes is None else nodes:
         stmt = statements[node]
         op, operands, attrs = stmt.op, stmt.operands, stmt.attrs
@@ -106,7 +107,7 @@ def _extent(slices: tuple[tuple[int, int], ...]) -> tuple[int, ...]:
     return tuple(stop - start for start, stop in slices)
 
 
-def _check_slices(var: str, slices: tuple, info: Variable, describe: Describe, node: int) -> None:
+def _check_slices(var: str, slices: tuple[Any, ...], info: Variable, describe: Describe, node: int) -> None:
     if len(slices) != len(info.shape):
         raise VerificationError(
             "slices",

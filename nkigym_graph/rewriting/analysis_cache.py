@@ -119,7 +119,7 @@ def analysis_of(program: Program, transform: Transform) -> Analysis:
     ancestor (along ``Program.derivation``) whose analysis is known, when the transform
     can update, else done in full."""
     key = (_ANALYSIS, transform.name, type(transform))
-    found = program.memo.get(key)
+    found: Analysis | None = program.memo.get(key)
     if found is not None:
         return found
     chain = [program]  # the programs to analyse, nearest the known ancestor last
