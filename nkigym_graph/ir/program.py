@@ -40,7 +40,7 @@ from nkigym_graph.ir.graph_build import frozen_digraph
 from nkigym_graph.ir.indexes import ProgramIndex
 from nkigym_graph.ir.program_arguments import check_header, params_of, returns_of, statements_of
 from nkigym_graph.ir.statement import Statement
-from nkigym_graph.ir.targets import TRN2, Target, builtin_target
+from nkigym_graph.ir.targets import TRN2, Target, resolve_target
 from nkigym_graph.ir.variables import Param, Variable, build_variables
 from nkigym_graph.ir.verify import check_dependencies, check_returns, check_statements
 
@@ -130,7 +130,7 @@ class Program:
         put(self, "params", params_of(params, "params"))
         put(self, "statements", stmts)
         put(self, "returns", returns_of(returns))
-        put(self, "target", builtin_target(target))
+        put(self, "target", resolve_target(target))
         put(self, "outputs", params_of(outputs, "outputs"))
         put(self, "fragment", fragment)
         put(self, "explicit_slices", explicit_slices)

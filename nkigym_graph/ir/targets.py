@@ -7,13 +7,13 @@ sizes tiling starts from; ``facts`` carries backend- and cost-model-specific num
 
 >>> TRN2.limit("nc_matmul", "N")
 512
->>> builtin_target("wormhole_b0").facts["grid"]
+>>> resolve_target("wormhole_b0").facts["grid"]
 (10, 8)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -167,17 +167,24 @@ BUILTIN_TARGETS: Mapping[str, Target] = MappingProxyType(
 )
 
 
-def builtin_target(target: str | Target) -> Target:
-    """Resolve a built-in target by name or pass a target through (a target a plugin
-    registers is found by ``nkigym_graph.get_target``, in the plugin layer)."""
+def resolve_target(target: str | Target, more: Callable[[], Mapping[str, Target]] | None = None) -> Target:
+    """Pass a target through, or find one by name: a built-in one, else one of ``more()``
+    (the targets plugins register, which ``nkigym_graph.get_target`` in the plugin layer
+    passes; this layer knows the built-in ones only)."""
     if isinstance(target, Target):
         return target
     require_type(target, str, "target", PluginError, "a target name or a Target")
     key = target.lower()
     if key in BUILTIN_TARGETS:
         return BUILTIN_TARGETS[key]
-    known = ", ".join(sorted(BUILTIN_TARGETS))
-    raise PluginError(
-        f"unknown target {target!r}; known targets: {known} (a plugin's target: pass the Target, "
-        "or its name to nkigym_graph.get_target)"
+    others = more() if more is not None else {}
+    found = others.get(target, others.get(key))
+    if found is not None:
+        return found
+    known = ", ".join(sorted({*BUILTIN_TARGETS, *others}))
+    hint = (
+        ""
+        if more is not None
+        else " (a plugin's target: pass the Target, or its name to nkigym_graph.get_target)"
     )
+    raise PluginError(f"unknown target {target!r}; known targets: {known}{hint}")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from nkigym_graph.errors import PluginError
 from nkigym_graph.ir.arguments import require_type
-from nkigym_graph.ir.targets import BUILTIN_TARGETS, Target
+from nkigym_graph.ir.targets import Target, resolve_target
 from nkigym_graph.plugin.manager import generation, get_plugin_manager
 from nkigym_graph.rewriting.transform_guard import record_plugin
 
@@ -111,15 +111,4 @@ def lookup(kind: str, registry: Mapping[str, T], name: str) -> T:
 def get_target(target: str | Target) -> Target:
     """Resolve a target by name (a built-in one, then one a plugin registered) or pass
     one through."""
-    if isinstance(target, Target):
-        return target
-    require_type(target, str, "target", PluginError, "a target name or a Target")
-    key = target.lower()
-    if key in BUILTIN_TARGETS:
-        return BUILTIN_TARGETS[key]
-    plugged = registered_targets()
-    found = plugged.get(target, plugged.get(key))
-    if found is not None:
-        return found
-    known = ", ".join(sorted({*BUILTIN_TARGETS, *plugged}))
-    raise PluginError(f"unknown target {target!r}; known targets: {known}")
+    return resolve_target(target, registered_targets)
