@@ -3,5 +3,5 @@ statements (``statement``) over ops (``ops``) and targets (``targets``), with it
 variables, dependency edges, indexes, verification rules, canonical hash, derivation
 from a parent by an edit, and its text form (``printer``).
 
-This layer imports nothing above it (``nkigym_graph.errors`` aside).
+This layer imports only itself and ``nkigym_graph.errors``.
 """
