@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 import nkigym_graph as nkigym
-from nkigym_graph.numeric import relative_error
+from nkigym_graph.numeric.compare import relative_error
 from nkigym_graph.text import write_program
 
 T = TypeVar("T")

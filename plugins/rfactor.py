@@ -37,10 +37,10 @@ from dataclasses import dataclass
 
 from nkigym_graph import hookimpl
 from nkigym_graph.errors import TransformError
-from nkigym_graph.ops import get_op
-from nkigym_graph.program import Program
-from nkigym_graph.statement import Operand, Statement, make_attrs
-from nkigym_graph.transform import Edit, Match, Transform
+from nkigym_graph.ir.ops import get_op
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Operand, Statement, make_attrs
+from nkigym_graph.rewriting.transform import Edit, Match, Transform
 
 ACCUMULATING_OP = "nc_matmul"
 
@@ -126,8 +126,8 @@ class Rfactor(Transform):
         statements: list[Statement] = []
         for node, stmt in enumerate(program.statements):
             stmt = replaced.get(node, stmt)
-            if node not in replaced and any(o.var in renames for o in stmt.operands):
-                stmt = stmt.renamed(renames)
+            if any(o.var in renames for o in stmt.operands):
+                stmt = stmt.renamed(renames)  # a later chain reads an earlier one's sum
             statements.append(stmt)
             statements.extend(after.get(node, ()))
         return program.replace(statements=statements)

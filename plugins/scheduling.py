@@ -35,12 +35,12 @@ from collections.abc import Iterator
 
 from nkigym_graph import hookimpl
 from nkigym_graph.ir.axes import program_axes
+from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import Schedule, ScheduleError
-from nkigym_graph.program import Program
+from nkigym_graph.rewriting.transform import Transform
 from nkigym_graph.scheduling.choice import Choice, ScheduleTransform
 from nkigym_graph.scheduling.loops import loop_axes
 from nkigym_graph.scheduling.plan import stream_usage
-from nkigym_graph.transform import Transform
 
 MAX_PERMUTED_AXES = 5
 """Loop orders are offered for programs with at most this many loop axes (5! = 120)."""

@@ -16,7 +16,7 @@ from stitching.stitch_programs import W, weights_program
 
 import nkigym_graph as ng
 from nkigym_graph import nki_sim
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
 
 Case = tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]
 

@@ -22,21 +22,21 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from nkigym_graph.cost.report import CostReport
-from nkigym_graph.dtypes import itemsize
+from nkigym_graph.ir.dtypes import itemsize
 from nkigym_graph.ir.memo import memo
+from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import ScheduleError
+from nkigym_graph.ir.slices import Slices
+from nkigym_graph.ir.statement import Operand, Statement
 from nkigym_graph.nki_sim.buffers import PSUM, SBUF, SHARED_HBM, Buffer
 from nkigym_graph.nki_sim.memory import AllocRecord
 from nkigym_graph.nki_sim.timing.constants import timing_constants
 from nkigym_graph.nki_sim.timing.recorder import DMA, GPSIMD, PE, SCALAR, VECTOR, Box, Event
 from nkigym_graph.nki_sim.timing.result import Profile, build_profile
 from nkigym_graph.nki_sim.timing.schedule import schedule
-from nkigym_graph.program import Program
+from nkigym_graph.plugin.cost_report import CostReport
 from nkigym_graph.scheduling.allocate import Slot
 from nkigym_graph.scheduling.plan import KernelPlan, kernel_plan
-from nkigym_graph.slices import Slices
-from nkigym_graph.statement import Operand, Statement
 
 ENGINE_OF: Mapping[str, str] = {
     "tensor": PE,

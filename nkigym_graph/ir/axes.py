@@ -18,7 +18,7 @@ the matmul role (``M``, ``N``, ``K``) -- or, for an axis no matmul touches, the
 elementwise role (``P``, ``F``) -- when exactly one axis has only that role,
 otherwise the first parameter or output dimension in the axis (``a.1``).
 
->>> from nkigym_graph.synthetic import tiled_matmul
+>>> from nkigym_graph.ir.synthetic import tiled_matmul
 >>> axes = program_axes(tiled_matmul(256, 256, 512))  # M, K, N
 >>> sorted(axes.names), dict(axes.sizes)
 (['K', 'M', 'N'], {'M': 256, 'N': 512, 'K': 256})
@@ -34,10 +34,11 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from nkigym_graph.ir.memo import memo
-from nkigym_graph.slices import Range
+from nkigym_graph.ir.program import STATEMENTS_KEY
+from nkigym_graph.ir.slices import Range
 
 if TYPE_CHECKING:
-    from nkigym_graph.program import Program
+    from nkigym_graph.ir.program import Program
 
 Dim = tuple[str, int]
 """A dimension of a variable: ``(name, index)``."""
@@ -177,7 +178,7 @@ class ProgramAxes:
 
 def program_axes(program: Program) -> ProgramAxes:
     """The axes of ``program`` (computed once per snapshot)."""
-    return memo(program, "axes", ProgramAxes)
+    return memo(program, (STATEMENTS_KEY, "axes"), ProgramAxes)
 
 
 def _names(

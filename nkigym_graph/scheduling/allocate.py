@@ -25,11 +25,11 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from nkigym_graph.dtypes import itemsize
+from nkigym_graph.ir.dtypes import itemsize
+from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import ScheduleError
-from nkigym_graph.program import Program
+from nkigym_graph.ir.targets import Target
 from nkigym_graph.scheduling.prepare import EVICT, KernelProgram
-from nkigym_graph.targets import Target
 
 PSUM = "psum"
 PSUM_DTYPE = "float32"

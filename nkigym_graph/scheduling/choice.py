@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import Schedule
-from nkigym_graph.program import Program
-from nkigym_graph.transform import Edit, Match, Transform
+from nkigym_graph.rewriting.transform import Edit, Match, Transform
 
 Choice = tuple[Schedule, str]
 """An alternative schedule and a short description (``"order N, K, M"``)."""

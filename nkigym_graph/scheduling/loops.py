@@ -6,7 +6,7 @@ merges, the widest a matmul's N grew to, say. A schedule's block loops run over 
 axes; an axis the schedule gives no block size is blocked by its tile (one block per
 tile), and ``blocks`` coarsen that.
 
->>> from nkigym_graph.synthetic import tiled_matmul
+>>> from nkigym_graph.ir.synthetic import tiled_matmul
 >>> loop_axes(tiled_matmul(256, 128, 512))
 {'M': 128, 'N': 128}
 """
@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from nkigym_graph.ir.axes import DATA_MOVEMENT, program_axes
 from nkigym_graph.ir.memo import memo
-from nkigym_graph.program import Program
+from nkigym_graph.ir.program import STATEMENTS_KEY, Program
 
 
 def loop_axes(program: Program) -> dict[str, int]:
     """Every loop axis with its tile, in name order (see the module docstring)."""
-    return dict(memo(program, "loop_axes", _loop_axes))
+    return dict(memo(program, (STATEMENTS_KEY, "loop_axes"), _loop_axes))
 
 
 def _loop_axes(program: Program) -> dict[str, int]:

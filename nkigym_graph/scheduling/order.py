@@ -21,8 +21,8 @@ import heapq
 from collections.abc import Sequence
 
 from nkigym_graph.ir.axes import program_axes
+from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import Schedule
-from nkigym_graph.program import Program
 from nkigym_graph.scheduling.loops import loop_axes
 
 Key = tuple[int, ...]

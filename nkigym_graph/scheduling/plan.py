@@ -23,12 +23,12 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from nkigym_graph.ir.memo import memo
+from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import Schedule, ScheduleError
-from nkigym_graph.program import Program
+from nkigym_graph.ir.targets import Target
 from nkigym_graph.scheduling.allocate import Step, Stream, allocate, unlimited_walk
 from nkigym_graph.scheduling.order import keyed_topological_order, statement_keys
 from nkigym_graph.scheduling.prepare import KernelProgram, prepare
-from nkigym_graph.targets import Target
 
 _PREPARED: OrderedDict[tuple[str, tuple[tuple[str, int], ...]], KernelProgram] = OrderedDict()
 _PREPARED_LIMIT = 16

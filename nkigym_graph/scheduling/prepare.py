@@ -34,11 +34,11 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from nkigym_graph.ir.axes import ProgramAxes, program_axes
+from nkigym_graph.ir.ops import get_op
+from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import ScheduleError
-from nkigym_graph.ops import get_op
-from nkigym_graph.program import Program
-from nkigym_graph.slices import Range, Slices
-from nkigym_graph.statement import Operand, Statement, make_attrs
+from nkigym_graph.ir.slices import Range, Slices
+from nkigym_graph.ir.statement import Operand, Statement, make_attrs
 
 PSUM_ENGINES = frozenset({"tensor"})
 """Engines whose results live in PSUM."""

@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from nkigym_graph.program import Program
-from nkigym_graph.statement import Operand, Statement
-from nkigym_graph.targets import Target
-from nkigym_graph.variables import INTERMEDIATE
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Operand, Statement
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.ir.variables import INTERMEDIATE
 
 from .errors import NkiEmitError
 from .ir import Affine, Alloc, Arg, Assign, Call, Group, Hbm, Instr, Pool, Ref, Tile, const_slices, whole

@@ -22,11 +22,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nkigym_graph.backend import Artifact
+from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import ScheduleError
-from nkigym_graph.program import Program
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.plugin.protocols import Artifact
 from nkigym_graph.scheduling.plan import kernel_plan
-from nkigym_graph.targets import Target
 
 from .builder import KernelBuilder, KernelTypes, Lowering
 from .errors import NkiEmitError

@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from nkigym_graph.literals import format_literal
-from nkigym_graph.statement import Statement
+from nkigym_graph.ir.literals import format_literal
+from nkigym_graph.ir.statement import Statement
 
 from .builder import KernelBuilder, Lowering
 from .coverage import covers

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from nkigym_graph.ir.targets import Target
 from nkigym_graph.scheduling.plan import KernelPlan
-from nkigym_graph.targets import Target
 
 from .builder import KernelBuilder, KernelTypes, Lowering
 from .errors import NkiEmitError

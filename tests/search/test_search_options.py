@@ -6,11 +6,11 @@ import io
 
 import pytest
 
-from nkigym_graph.program import Program
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.synthetic import tiled_matmul
+from nkigym_graph.rewriting.transform import Edit, Match, Transform
 from nkigym_graph.search import SearchError, search
 from nkigym_graph.search.progress import Progress
-from nkigym_graph.synthetic import tiled_matmul
-from nkigym_graph.transform import Edit, Match, Transform
 
 ROOT = tiled_matmul(256, 256, 256)
 

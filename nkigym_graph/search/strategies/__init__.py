@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from nkigym_graph.arguments import require_int, require_type
+from nkigym_graph.ir.arguments import require_int, require_type
 from nkigym_graph.search.errors import SearchError
 from nkigym_graph.search.strategies import beam, exhaustive, greedy, random_walk, schedule
 

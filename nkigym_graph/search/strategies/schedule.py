@@ -20,10 +20,10 @@ are, so it needs no numeric check, and ``rfactor`` states are checked like any r
 
 from __future__ import annotations
 
+from nkigym_graph.rewriting.transform import Transform
 from nkigym_graph.search.derive import edit_based
 from nkigym_graph.search.session import Session
 from nkigym_graph.search.state import State
-from nkigym_graph.transform import Transform
 
 
 def run(session: Session, width: int = 3, rounds: int = 4) -> None:
