@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any, NamedTuple
 
 from nkigym_graph.ir.dtypes import itemsize
 from nkigym_graph.ir.memo import memo
@@ -35,7 +36,7 @@ from nkigym_graph.nki_sim.timing.recorder import DMA, GPSIMD, PE, SCALAR, VECTOR
 from nkigym_graph.nki_sim.timing.result import Profile, build_profile
 from nkigym_graph.nki_sim.timing.schedule import schedule
 from nkigym_graph.plugin.cost_report import CostReport
-from nkigym_graph.scheduling.allocate import Slot
+from nkigym_graph.scheduling.allocate import WORK_DTYPE, Slot
 from nkigym_graph.scheduling.plan import KernelPlan, kernel_plan
 
 ENGINE_OF: Mapping[str, str] = {
@@ -48,53 +49,142 @@ ENGINE_OF: Mapping[str, str] = {
 """Op engine (``Op.engine``) -> the profile's engine track."""
 
 
-class _Regions:
-    """Allocation records of the kernel's buffers, and boxes of regions in them."""
+Ref = tuple[str, bool, Box]
+"""A region an instruction touches: ``(variable, on chip, box in its buffer)``."""
 
-    def __init__(self, plan: KernelPlan) -> None:
-        self.records: list[AllocRecord] = []
-        self.slots: dict[Slot, AllocRecord] = {}
-        self.slot_itemsize: dict[str, int] = {}
-        self.slot_dtype: dict[str, str] = {}
-        for stream in plan.streams.values():
-            size = itemsize(stream.dtype)
-            self.slot_itemsize[stream.name] = size
-            self.slot_dtype[stream.name] = stream.dtype
-            buffer = PSUM if stream.buffer == "psum" else SBUF
-            for number in range(stream.buffers):
-                record = self._record(stream.name, buffer, stream.shape, stream.dtype, size)
-                self.slots[Slot(stream.name, number)] = record
-        self.hbm: dict[str, AllocRecord] = {}
-        self.hbm_itemsize: dict[str, int] = {}
-        program = plan.program
-        for name, info in program.variables.items():
-            if info.external:
-                size = itemsize(info.dtype)
-                self.hbm_itemsize[name] = size
-                self.hbm[name] = self._record(name, SHARED_HBM, info.shape, info.dtype or "float32", size)
 
-    def _record(
-        self, name: str, buffer: Buffer, shape: tuple[int, ...], dtype: str, size: int
-    ) -> AllocRecord:
-        per_partition = math.prod(shape[1:]) * size
-        record = AllocRecord(
-            len(self.records), name, buffer, shape, dtype, per_partition, "nl.ndarray", 0, 0, 0
+class _Spec(NamedTuple):
+    """One instruction of a statement, its buffers left open (they depend on the slots)."""
+
+    fields: Mapping[str, object]
+    reads: tuple[Ref, ...]
+    writes: tuple[Ref, ...]
+
+
+def _records(plan: KernelPlan) -> tuple[list[AllocRecord], dict[Slot, AllocRecord], dict[str, AllocRecord]]:
+    """An allocation record per slot and per HBM tensor (each its own physical buffer)."""
+    records: list[AllocRecord] = []
+
+    def record(name: str, buffer: Buffer, shape: tuple[int, ...], dtype: str) -> AllocRecord:
+        size = itemsize(dtype)
+        found = AllocRecord(
+            len(records), name, buffer, shape, dtype, math.prod(shape[1:]) * size, "nl.ndarray", 0, 0, 0
         )
-        self.records.append(record)
-        return record
+        records.append(found)
+        return found
 
-    def hbm_box(self, operand: Operand) -> tuple[AllocRecord, Box]:
-        size = self.hbm_itemsize[operand.var]
-        (r0, r1), *rest = operand.slices
-        c0, c1 = rest[-1] if rest else (0, 1)
-        inner = math.prod(hi - lo for lo, hi in rest[:-1]) if len(rest) > 1 else 1
-        return self.hbm[operand.var], (r0, r1, c0 * size * inner, c1 * size * inner)
+    slots = {
+        Slot(stream.name, number): record(
+            stream.name, PSUM if stream.buffer == "psum" else SBUF, stream.shape, stream.dtype
+        )
+        for stream in plan.streams.values()
+        for number in range(stream.buffers)
+    }
+    hbm = {
+        name: record(name, SHARED_HBM, info.shape, info.dtype or "float32")
+        for name, info in plan.program.variables.items()
+        if info.external
+    }
+    return records, slots, hbm
 
-    def slot_box(self, slot: Slot, slices: Slices) -> tuple[AllocRecord, Box]:
-        size = self.slot_itemsize[slot.stream]
+
+def kernel_profile(plan: KernelPlan) -> Profile:
+    """The profile of ``plan``'s kernel, priced without running it (see the module docstring)."""
+    program = plan.program
+    target = program.target
+    constants = timing_constants(target)
+    specs = memo(program, "instruction_specs", _specs)
+    records, slot_records, hbm = _records(plan)
+    events: list[Event] = []
+    for step in plan.steps:
+        slots = {var: slot_records[slot] for var, slot in step.slots}
+        for spec in specs[step.node]:
+            event = Event(index=len(events), line=0, **spec.fields)  # type: ignore[arg-type]
+            event.reads = [(slots[v] if on_chip else hbm[v], box) for v, on_chip, box in spec.reads]
+            event.writes = [(slots[v] if on_chip else hbm[v], box) for v, on_chip, box in spec.writes]
+            events.append(event)
+    for record in records:
+        record.last = len(events)
+    timed, spans = schedule(events, records, constants)
+    return build_profile(target.name, constants, "", events, records, timed, spans)
+
+
+def _specs(program: Program) -> list[tuple[_Spec, ...]]:
+    """Every statement's instructions (see the module docstring), once per kernel program."""
+    variables = program.variables
+    loaded = {
+        program.statements[n].dst.var: program.statements[n].operands[0].var
+        for n in program.statements_of("load")
+    }
+
+    def dtype_of(var: str) -> str:
+        """A tile's dtype as the plan's streams hold it (``allocate``): loaded tiles keep
+        their parameter's, computed ones are fp32."""
+        info = variables[var]
+        source = var if info.external else loaded.get(var)
+        return (variables[source].dtype if source is not None else None) or WORK_DTYPE
+
+    def itemsize_of(var: str) -> int:
+        return itemsize(dtype_of(var))
+
+    def ref(operand: Operand) -> Ref:
+        var, slices = operand
+        size = itemsize_of(var)
         (p0, p1), *rest = slices
         c0, c1 = rest[-1] if rest else (0, 1)
-        return self.slots[slot], (p0, p1, c0 * size, c1 * size)
+        inner = math.prod(hi - lo for lo, hi in rest[:-1]) if len(rest) > 1 else 1
+        return var, not variables[var].external, (p0, p1, c0 * size * inner, c1 * size * inner)
+
+    return [_statement_specs(stmt, ref, dtype_of, variables) for stmt in program.statements]
+
+
+def _statement_specs(
+    stmt: Statement,
+    ref: Callable[[Operand], Ref],
+    dtype_of: Callable[[str], str],
+    variables: Mapping[str, Any],
+) -> tuple[_Spec, ...]:
+    """The instructions the NKI backend emits for ``stmt`` (see the module docstring)."""
+    op = stmt.op
+    engine = ENGINE_OF.get(op.engine)
+    if op.name == "alloc" or engine is None:
+        return ()
+    reads = [stmt.operands[p] for p in op.read_positions]
+    writes = [stmt.operands[p] for p in op.write_positions]
+    fields: dict[str, object] = {"name": f"nkigym.{op.name}", "engine": engine}
+    spec_reads, spec_writes = tuple(ref(o) for o in reads), tuple(ref(o) for o in writes)
+    if engine == DMA:
+        to_hbm = variables[writes[0].var].external
+        on_chip, hbm = (reads[0], writes[0]) if to_hbm else (writes[0], reads[0])
+        size = itemsize(dtype_of(hbm.var))
+        per_row = _per_partition(on_chip.slices) * size
+        run = _contiguous_bytes(variables[hbm.var].shape, hbm.slices, size)
+        fields.update(
+            hwdge=True,
+            to_hbm=to_hbm,
+            partitions=on_chip.slices[0][1] - on_chip.slices[0][0],
+            first_partition=on_chip.slices[0][0],
+            bytes_per_partition=per_row,
+            chunk_bytes=max(1, min(run, per_row)),
+        )
+        return (_Spec(fields, spec_reads, spec_writes),)
+    elements = max(_per_partition(o.slices) for o in (*reads, *writes))
+    fields.update(elements=elements, inputs=max(1, len(reads)))
+    if engine == PE:
+        stationary, moving = reads[0], reads[1]
+        columns = _per_partition(moving.slices)
+        k = stationary.slices[0][1] - stationary.slices[0][0]
+        fields.update(
+            elements=columns,
+            dtype=dtype_of(stationary.var),
+            flops=2.0 * k * _per_partition(stationary.slices) * columns,
+        )
+        return (_Spec(fields, spec_reads, spec_writes),)
+    main = _Spec(fields, spec_reads, spec_writes)
+    if not stmt.accumulate:
+        return (main,)
+    add = {"name": "nisa.tensor_tensor", "engine": VECTOR, "elements": elements, "inputs": 2}
+    return (main, _Spec(add, spec_writes, spec_writes))
 
 
 def _contiguous_bytes(shape: Sequence[int], slices: Slices, size: int) -> int:
@@ -112,78 +202,6 @@ def _contiguous_bytes(shape: Sequence[int], slices: Slices, size: int) -> int:
 
 def _per_partition(slices: Slices) -> int:
     return math.prod(hi - lo for lo, hi in slices[1:]) if len(slices) > 1 else 1
-
-
-def kernel_profile(plan: KernelPlan) -> Profile:
-    """The profile of ``plan``'s kernel, priced without running it (see the module docstring)."""
-    program = plan.program
-    target = program.target
-    constants = timing_constants(target)
-    regions = _Regions(plan)
-    events: list[Event] = []
-    for step in plan.steps:
-        stmt = program.statements[step.node]
-        slots = dict(step.slots)
-        for event in _events(stmt, slots, regions, program.variables):
-            event.index = len(events)
-            events.append(event)
-    last = len(events)
-    for record in regions.records:
-        record.last = last
-    timed, spans = schedule(events, regions.records, constants)
-    return build_profile(target.name, constants, "", events, regions.records, timed, spans)
-
-
-def _events(
-    stmt: Statement, slots: Mapping[str, Slot], regions: _Regions, variables: Mapping[str, object]
-) -> list[Event]:
-    op = stmt.op
-    name = op.name
-    if name == "alloc":
-        return []
-    engine = ENGINE_OF.get(op.engine)
-    if engine is None:
-        return []
-
-    def region(operand: Operand) -> tuple[AllocRecord, Box]:
-        slot = slots.get(operand.var)
-        return regions.slot_box(slot, operand.slices) if slot is not None else regions.hbm_box(operand)
-
-    reads = [stmt.operands[p] for p in op.read_positions]
-    writes = [stmt.operands[p] for p in op.write_positions]
-    event = Event(0, f"nkigym.{name}", 0, engine)
-    event.reads = [region(o) for o in reads]
-    event.writes = [region(o) for o in writes]
-    if engine == DMA:
-        on_chip = writes[0] if writes[0].var in slots else reads[0]
-        hbm = reads[0] if on_chip is writes[0] else writes[0]
-        size = regions.hbm_itemsize[hbm.var]
-        event.hwdge = True
-        event.to_hbm = on_chip is reads[0]
-        event.partitions = on_chip.slices[0][1] - on_chip.slices[0][0]
-        event.first_partition = on_chip.slices[0][0]
-        event.bytes_per_partition = _per_partition(on_chip.slices) * size
-        shape = regions.hbm[hbm.var].shape
-        event.chunk_bytes = max(1, min(_contiguous_bytes(shape, hbm.slices, size), event.bytes_per_partition))
-        return [event]
-    touched = [*reads, *writes]
-    event.elements = max(_per_partition(o.slices) for o in touched)
-    event.inputs = max(1, len(reads))
-    if engine == PE:
-        stationary, moving = reads[0], reads[1]
-        event.elements = _per_partition(moving.slices)
-        event.dtype = regions.slot_dtype[slots[stationary.var].stream]
-        k = stationary.slices[0][1] - stationary.slices[0][0]
-        event.flops = 2.0 * k * _per_partition(stationary.slices) * event.elements
-        return [event]
-    if not stmt.accumulate:
-        return [event]
-    add = Event(0, "nisa.tensor_tensor", 0, VECTOR)
-    add.reads = [region(writes[0])]
-    add.writes = [region(writes[0])]
-    add.elements = event.elements
-    add.inputs = 2
-    return [event, add]
 
 
 def scheduled_report(program: Program, model: str, unscheduled: Callable[[], CostReport]) -> CostReport:

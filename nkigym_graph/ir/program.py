@@ -300,6 +300,7 @@ class Program:
             schedule = checked_schedule(self, schedule)
         if schedule == self.schedule:
             return self
+        _ = self.structure_hash  # computed once here, shared by every twin
         twin = object.__new__(Program)
         for field in self.__slots__:
             if field != "__weakref__":

@@ -27,6 +27,7 @@ from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import Schedule, ScheduleError
 from nkigym_graph.ir.targets import Target
 from nkigym_graph.scheduling.allocate import Step, Stream, allocate, unlimited_walk
+from nkigym_graph.scheduling.loops import loop_axes
 from nkigym_graph.scheduling.order import keyed_topological_order, statement_keys
 from nkigym_graph.scheduling.prepare import KernelProgram, prepare
 
@@ -193,16 +194,24 @@ def _ordered(program: Program, schedule: Schedule) -> _Ordered:
     return found
 
 
+def block_sizes(program: Program, schedule: Schedule) -> dict[str, int]:
+    """The block size of every axis of the schedule's loops: its own, or the axis' tile."""
+    tiles = loop_axes(program)
+    sizes = {axis: schedule.block(axis) or tiles.get(axis) for axis in schedule.order}
+    return {axis: size for axis, size in sizes.items() if size is not None}
+
+
 def prepared(program: Program, schedule: Schedule) -> KernelProgram:
     """``prepare(program, blocks)``, shared by the programs with the same statements and
     blocks (a search moves between schedules of one program)."""
-    key = (program.structure_hash, schedule.blocks)
+    blocks = block_sizes(program, schedule)
+    key = (program.structure_hash, tuple(sorted(blocks.items())))
     with _LOCK:
         found = _PREPARED.get(key)
         if found is not None:
             _PREPARED.move_to_end(key)
             return found
-    found = prepare(program, dict(schedule.blocks))
+    found = prepare(program, blocks)
     with _LOCK:
         _PREPARED[key] = found
         while len(_PREPARED) > _PREPARED_LIMIT:
