@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from nkigym_graph.ir.dtypes import DtypeError
     from nkigym_graph.ir.ops import Op, get_op
     from nkigym_graph.ir.program import Program
+    from nkigym_graph.ir.schedule import Schedule, ScheduleError
     from nkigym_graph.ir.statement import Operand, Statement
     from nkigym_graph.ir.targets import BLACKHOLE, GRAYSKULL, TRN1, TRN2, WORMHOLE_B0, Target
     from nkigym_graph.ir.variables import Param, Variable
@@ -66,6 +67,8 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     )
     from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, StableIds
     from nkigym_graph.rewriting.transform import Edit, Match, Transform
+    from nkigym_graph.scheduling.choice import ScheduleTransform
+    from nkigym_graph.scheduling.plan import KernelPlan, kernel_plan
     from nkigym_graph.search.replay import replay
     from nkigym_graph.search.result import SearchResult
     from nkigym_graph.search.run import search
@@ -131,6 +134,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "nkigym_graph.ir.dtypes": ("DtypeError",),
     "nkigym_graph.ir.ops": ("Op", "get_op"),
     "nkigym_graph.ir.program": ("Program",),
+    "nkigym_graph.ir.schedule": ("Schedule", "ScheduleError"),
     "nkigym_graph.ir.statement": ("Operand", "Statement"),
     "nkigym_graph.ir.targets": ("BLACKHOLE", "GRAYSKULL", "TRN1", "TRN2", "WORMHOLE_B0", "Target"),
     "nkigym_graph.ir.variables": ("Param", "Variable"),
@@ -154,6 +158,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     "nkigym_graph.rewriting.analysis_cache": ("Analysis", "LazyMatches", "StableIds"),
     "nkigym_graph.rewriting.transform": ("Edit", "Match", "Transform"),
+    "nkigym_graph.scheduling.choice": ("ScheduleTransform",),
+    "nkigym_graph.scheduling.plan": ("KernelPlan", "kernel_plan"),
     "nkigym_graph.search.replay": ("replay",),
     "nkigym_graph.search.result": ("SearchResult",),
     "nkigym_graph.stitching": (

@@ -66,6 +66,7 @@ def cases(tmp: Path) -> dict[str, Case]:
         "explain": (ng.explain, (ROOT, "data_reuse", *MATCH.nodes), {}),
         "find_weights": (ng.find_weights, (WEIGHTS,), {}),
         "get_op": (ng.get_op, ("nc_matmul",), {}),
+        "kernel_plan": (ng.kernel_plan, (ROOT.with_schedule("order=M,N"),), {"overflowing": False}),
         "get_target": (ng.get_target, ("trn2",), {}),
         "get_transform": (ng.get_transform, ("data_reuse",), {}),
         "interpret": (ng.interpret, (ROOT, np.float64), {"max_bytes": 1 << 30, **ARRAYS}),

@@ -22,6 +22,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from nkigym_graph.ir.arguments import require_program, require_type
 from nkigym_graph.ir.memo import memo
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import Schedule, ScheduleError
@@ -59,6 +60,8 @@ def kernel_plan(program: Program, *, overflowing: bool = False) -> KernelPlan:
     """The plan of ``program`` (its schedule, or the default one), once per snapshot.
     A plan whose buffers do not fit on chip is a ``ScheduleError`` unless ``overflowing``
     (a cost model still times it, to rank such schedules among themselves)."""
+    require_program(program, "kernel_plan: program", ScheduleError)
+    require_type(overflowing, bool, "kernel_plan: overflowing", ScheduleError, "True or False")
     plan = memo(program, "kernel_plan", _plan)
     if plan.overflow is not None and not overflowing:
         raise ScheduleError(plan.overflow)
