@@ -55,10 +55,29 @@ def _mm(m: int, k: int, n: int) -> dict[str, tuple[int, int]]:
     return {"a": (k, m), "b": (k, n)}
 
 
+def _case(func: str, shapes: dict[str, tuple[int, int]], dtype: str, goal: float) -> dict[str, Any]:
+    return {"func": func, "shapes": shapes, "dtype": dtype, "goal": goal}
+
+
 CASES: dict[str, dict[str, Any]] = {
-    "matmul 2048^3 bf16": {"func": "matmul", "shapes": _mm(2048, 2048, 2048), "dtype": "bfloat16", "goal": 0.90},
-    "matmul 4096^3 bf16": {"func": "matmul", "shapes": _mm(4096, 4096, 4096), "dtype": "bfloat16", "goal": 0.90},
-    "matmul 1024^3 fp32": {"func": "matmul", "shapes": _mm(1024, 1024, 1024), "dtype": "float32", "goal": 0.85},
+    "matmul 2048^3 bf16": {
+        "func": "matmul",
+        "shapes": _mm(2048, 2048, 2048),
+        "dtype": "bfloat16",
+        "goal": 0.9,
+    },
+    "matmul 4096^3 bf16": {
+        "func": "matmul",
+        "shapes": _mm(4096, 4096, 4096),
+        "dtype": "bfloat16",
+        "goal": 0.9,
+    },
+    "matmul 1024^3 fp32": {
+        "func": "matmul",
+        "shapes": _mm(1024, 1024, 1024),
+        "dtype": "float32",
+        "goal": 0.85,
+    },
     "matmul 2048x2048x512 bf16": {
         "func": "matmul",
         "shapes": _mm(2048, 2048, 512),
@@ -151,8 +170,9 @@ def _table(records: list[dict[str, Any]]) -> str:
     for r in records:
         two_level = " + rfactor" if r["rfactor"] else ""
         lines.append(
-            f"| {r['case']} | {r['statements']:,} | {r['seconds']:.1f} | {r['states']} | {r['modeled_mfu']:.1%} "
-            f"| {r['profiled_mfu']:.1%} ({r['critical']}) | >= {r['goal']:.0%} | max rel. error {r['error']:.1e} "
+            f"| {r['case']} | {r['statements']:,} | {r['seconds']:.1f} | {r['states']} "
+            f"| {r['modeled_mfu']:.1%} | {r['profiled_mfu']:.1%} ({r['critical']}) | >= {r['goal']:.0%} "
+            f"| max rel. error {r['error']:.1e} "
             f"| {'yes' if r['replayed'] else 'NO'} | `{r['schedule']}`{two_level} "
             f"| {r['sbuf_kib']:.0f} / {r['psum_kib']:.0f} | {r['kernel_lines']} |"
         )
