@@ -12,9 +12,9 @@ from typing import NamedTuple
 
 from nkigym_graph.ir.program import Program
 from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, StableIds, analysis_of
+from nkigym_graph.rewriting.patterns.adjacency import MergeAnalysis
 from nkigym_graph.rewriting.transform import Match, Transform
 
-from nkigym_graph.rewriting.patterns.adjacency import MergeAnalysis
 from .sections import Section
 
 

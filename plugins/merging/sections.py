@@ -20,7 +20,6 @@ from typing import NamedTuple
 
 from nkigym_graph.ir.derivation import Derivation
 from nkigym_graph.rewriting.analysis_cache import StableIds
-
 from nkigym_graph.rewriting.patterns.adjacency import Member, MergeAnalysis
 
 Spec = tuple[str, int, int]

@@ -18,7 +18,8 @@ touched.
 ...     def edit(self, program, found):
 ...         return forward(program, found["outer"])
 >>> def f(a, b):
-...     return ng.activation(ng.activation(ng.activation(ng.nc_matmul(a, b), op="relu"), op="relu"), op="relu")
+...     x = ng.activation(ng.activation(ng.nc_matmul(a, b), op="relu"), op="relu")
+...     return ng.activation(x, op="relu")
 >>> program = ng.tile(f, {"a": (128, 128), "b": (128, 256)})
 >>> len(program.statements_of("activation")), len(ReluFold().analyze(program))
 (6, 4)

@@ -340,7 +340,8 @@ class MergeAnalysis:
         member_set = set(members)
         pred = program.pred_of
         reads = frozenset(src for n in members for src in pred(n)) - member_set
-        mentions = frozenset(o.var for n in members for o in program.statements[n].operands) - set(edit.renames)
+        operands = [o for n in members for o in program.statements[n].operands]
+        mentions = frozenset(o.var for o in operands) - set(edit.renames)
         absorbed = sorted(member_set - {keeper})
         total = sum(self.size(n, axis) for n in members)
         into = ", ".join(str(n) for n in absorbed)

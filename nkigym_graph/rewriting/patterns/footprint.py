@@ -87,7 +87,7 @@ def compose_forwards(matches: Sequence[Match]) -> list[Match]:
         edit=Edit(remove=frozenset(removed), renames=final),
         reads=frozenset().union(*(m.reads for m in taken)) - removed,
         mentions=frozenset().union(*(m.mentions for m in taken)),
-        detail=f"{len(taken)} forwards: {'; '.join(m.detail for m in taken[:4])}{'; ...' if len(taken) > 4 else ''}",
+        detail=f"{len(taken)} forwards: {'; '.join(m.detail for m in taken[:4])}{'; ...' * (len(taken) > 4)}",
         program_hash=first.program_hash,
     )
     joined = {id(m) for m in taken}

@@ -69,8 +69,8 @@ class PatternTransform(Transform):
         pattern = self._pattern()
         if isinstance(pattern, SetPattern):
             return Analysis(self._matches(program, pattern.pairs(program)))
-        roots = tuple(node for node in pattern.roots(program) if self._edit_at(program, pattern, node) is not None)
-        return self._rooted(program, pattern, _Roots(StableIds.of(program), roots))
+        roots = [node for node in pattern.roots(program) if self._edit_at(program, pattern, node) is not None]
+        return self._rooted(program, pattern, _Roots(StableIds.of(program), tuple(roots)))
 
     def reanalysis(self, program: Program, previous: Analysis) -> Analysis | None:
         pattern, derivation = self._pattern(), program.derivation
@@ -81,7 +81,8 @@ class PatternTransform(Transform):
         here_of, base_of = ids.here_of, ids.base_of
         kept = {here_of[root] for root in previous.state.roots} - {-1} - recheck
         found = {node for node in recheck if self._edit_at(program, pattern, node) is not None}
-        return self._rooted(program, pattern, _Roots(ids, tuple(base_of[node] for node in sorted(kept | found))))
+        roots = tuple(base_of[node] for node in sorted(kept | found))
+        return self._rooted(program, pattern, _Roots(ids, roots))
 
     def analyze_batch(self, program: Program) -> list[Match]:
         pattern = self._pattern()
@@ -146,4 +147,3 @@ def _downstream(program: Program, nodes: Set[int], hops: int) -> set[int]:
         frontier = following - found
         found |= frontier
     return found
-
