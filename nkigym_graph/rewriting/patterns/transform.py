@@ -30,7 +30,7 @@ from collections.abc import Iterable, Set
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from nkigym_graph.errors import TransformError
-from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, StableIds, analysis_of
+from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, analysis_of
 from nkigym_graph.rewriting.patterns.footprint import compose_forwards, pattern_match
 from nkigym_graph.rewriting.patterns.sets import SetPattern
 from nkigym_graph.rewriting.patterns.tree import Found, Pattern
@@ -41,9 +41,8 @@ if TYPE_CHECKING:
 
 
 class _Roots(NamedTuple):
-    """A tree pattern's analysis: the roots of its matches, in stable ids."""
+    """A tree pattern's analysis: the roots of its matches, in program order."""
 
-    ids: StableIds
     roots: tuple[int, ...]
 
 
@@ -70,19 +69,17 @@ class PatternTransform(Transform):
         if isinstance(pattern, SetPattern):
             return Analysis(self._matches(program, pattern.pairs(program)))
         roots = [node for node in pattern.roots(program) if self._edit_at(program, pattern, node) is not None]
-        return self._rooted(program, pattern, _Roots(StableIds.of(program), tuple(roots)))
+        return self._rooted(program, pattern, _Roots(tuple(roots)))
 
     def reanalysis(self, program: Program, previous: Analysis) -> Analysis | None:
         pattern, derivation = self._pattern(), program.derivation
         if isinstance(pattern, SetPattern) or derivation is None or not isinstance(previous.state, _Roots):
             return None
-        ids = previous.state.ids.derived(derivation)
+        new_of = derivation.new_of  # edits that move statements build in full: order is kept
         recheck = _downstream(program, derivation.dirty, pattern.depth - 1)
-        here_of, base_of = ids.here_of, ids.base_of
-        kept = {here_of[root] for root in previous.state.roots} - {-1} - recheck
+        kept = {new_of[root] for root in previous.state.roots} - {-1} - recheck
         found = {node for node in recheck if self._edit_at(program, pattern, node) is not None}
-        roots = tuple(base_of[node] for node in sorted(kept | found))
-        return self._rooted(program, pattern, _Roots(ids, roots))
+        return self._rooted(program, pattern, _Roots(tuple(sorted(kept | found))))
 
     def analyze_batch(self, program: Program) -> list[Match]:
         pattern = self._pattern()
@@ -121,10 +118,7 @@ class PatternTransform(Transform):
         return tuple(out)
 
     def _rooted(self, program: Program, pattern: Pattern, state: _Roots) -> Analysis:
-        here_of = state.ids.here_of
-
-        def make(root: int) -> Match:
-            node = here_of[root]
+        def make(node: int) -> Match:
             at = self._edit_at(program, pattern, node)
             if at is None:  # the analysis and the program disagree: a bug, never a silent skip
                 raise TransformError(f"{self.name}: no match at statement {node} any more")
