@@ -219,3 +219,21 @@ def test_a_relu_fold_updates_its_analysis_instead_of_matching_again() -> None:
     calls.clear()
     assert list(matches_of(child, counting)) == FoldRelu().analyze(child)
     assert calls == []  # the child's analysis came from the parent's
+
+
+def test_a_set_pattern_analyses_only_the_program_asked_about() -> None:
+    program = ng.tile(relu_add, {"a": (128, 512), "b": (128, 512)}, dtype=np.float64)
+    calls = []
+
+    class Counting(MergeAdds):
+        def analysis(self, program):
+            calls.append(program)
+            return super().analysis(program)
+
+    counting = Counting()
+    analysis_of(program, counting)
+    for _ in range(3):
+        program = ng.apply(program, "free_dim_merge", ng.analyze(program, "free_dim_merge")[0])
+    calls.clear()
+    assert list(matches_of(program, counting)) == MergeAdds().analyze(program)
+    assert calls == [program]  # not every snapshot between it and the one analysed before
