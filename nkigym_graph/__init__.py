@@ -66,7 +66,8 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         transforms,
     )
     from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, StableIds
-    from nkigym_graph.rewriting.transform import Edit, Match, Transform
+    from nkigym_graph.rewriting.patterns import Found, Pattern, PatternTransform, SetPattern
+    from nkigym_graph.rewriting.transform import Edit, Match, Rename, Transform
     from nkigym_graph.scheduling.choice import ScheduleTransform
     from nkigym_graph.scheduling.plan import KernelPlan, kernel_plan
     from nkigym_graph.search.replay import replay
@@ -157,7 +158,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "transforms",
     ),
     "nkigym_graph.rewriting.analysis_cache": ("Analysis", "LazyMatches", "StableIds"),
-    "nkigym_graph.rewriting.transform": ("Edit", "Match", "Transform"),
+    "nkigym_graph.rewriting.patterns": ("Found", "Pattern", "PatternTransform", "SetPattern"),
+    "nkigym_graph.rewriting.transform": ("Edit", "Match", "Rename", "Transform"),
     "nkigym_graph.scheduling.choice": ("ScheduleTransform",),
     "nkigym_graph.scheduling.plan": ("KernelPlan", "kernel_plan"),
     "nkigym_graph.search.replay": ("replay",),
@@ -239,6 +241,7 @@ __all__ = [
     "Derivation",
     "DtypeError",
     "Edit",
+    "Found",
     "KernelPlan",
     "LazyMatches",
     "Match",
@@ -253,13 +256,17 @@ __all__ = [
     "Operand",
     "Param",
     "ParseError",
+    "Pattern",
+    "PatternTransform",
     "PluginError",
     "Program",
+    "Rename",
     "Schedule",
     "ScheduleError",
     "ScheduleTransform",
     "SearchError",
     "SearchResult",
+    "SetPattern",
     "SimulationReport",
     "Simulator",
     "StableIds",

@@ -20,61 +20,24 @@ without a return) are left alone: what they compute is their result.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from nkigym_graph import hookimpl
 from nkigym_graph.ir.program import Program
-from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches
-from nkigym_graph.rewriting.transform import Edit, Match, Transform
+from nkigym_graph.rewriting.patterns import Found, Pattern, PatternTransform, remove
+from nkigym_graph.rewriting.transform import Edit, Transform
 
 
-class DeadCode(Transform):
+class DeadCode(PatternTransform):
     """Remove statements whose results nobody reads."""
 
     name = "dead_code"
+    pattern = Pattern()  # any statement
 
-    def analyze(self, program: Program) -> list[Match]:
-        return list(self.analysis(program).matches)
+    def edit(self, program: Program, found: Found) -> Edit | None:
+        return remove(program, found.root)
 
-    def analysis(self, program: Program) -> Analysis:
-        return self._finish(program, self._dead(program, range(len(program))))
-
-    def reanalysis(self, program: Program, previous: Analysis) -> Analysis | None:
-        derivation = program.derivation
-        if derivation is None or not isinstance(previous.state, tuple):
-            return None
-        new_of, dirty = derivation.new_of, derivation.dirty
-        # a statement turns dead only when a variable it writes loses readers: then it is dirty
-        kept = (new_of[node] for node in previous.state if new_of[node] >= 0)
-        return self._finish(program, {*(n for n in kept if n not in dirty), *self._dead(program, dirty)})
-
-    def _dead(self, program: Program, nodes: Iterable[int]) -> list[int]:
-        if program.fragment:
-            return []
-        live = set(program.returns)
-        variables, statements = program.variables, program.statements
-        dead = []
-        for node in nodes:
-            stmt = statements[node]
-            written = [stmt.operands[p].var for p in stmt.op.write_positions]
-            if not any(variables[v].external or v in live or program.consumers_of(v) for v in written):
-                dead.append(node)
-        return dead
-
-    def _finish(self, program: Program, dead: Iterable[int]) -> Analysis:
-        nodes = tuple(sorted(dead))
-        return Analysis(LazyMatches(nodes, lambda node: self._match(program, node)), nodes)
-
-    def _match(self, program: Program, node: int) -> Match:
-        stmt = program.statements[node]
-        written = [stmt.operands[p].var for p in stmt.op.write_positions]
-        return Match(
-            self.name,
-            (node,),
-            Edit(remove=frozenset({node})),
-            detail=f"{', '.join(written)} is never read",
-            program_hash=program.canonical_hash,
-        )
+    def describe(self, program: Program, found: Found) -> str:
+        written = program.statements[found.root].writes
+        return f"{', '.join(w.var for w in written)} is never read"
 
 
 @hookimpl

@@ -16,7 +16,7 @@ After (N = 256, ``tensor_5`` absorbed into ``tensor_2``)::
 
 Applies to every op with mergeable axes (loads, stores, matmuls on M or N, elementwise
 ops, reductions along the partition axis) within the op's limits on the program's
-target; the rules are in ``nkigym_graph_plugins.merging.merge``.
+target; the rules are in ``nkigym_graph.rewriting.patterns.adjacency``.
 """
 
 from __future__ import annotations

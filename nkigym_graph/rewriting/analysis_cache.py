@@ -138,5 +138,9 @@ def analysis_of(program: Program, transform: Transform) -> Analysis:
         top = chain.pop()
         found = top.memo[key] = transform.analysis(top)
     for child in reversed(chain):
-        found = child.memo[key] = transform.reanalysis(child, found) or transform.analysis(child)
+        updated = transform.reanalysis(child, found)
+        if updated is None:  # this transform cannot update here: analyse the program asked about
+            found = program.memo[key] = transform.analysis(program)
+            return found
+        found = child.memo[key] = updated
     return found

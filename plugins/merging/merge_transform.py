@@ -12,9 +12,9 @@ from typing import NamedTuple
 
 from nkigym_graph.ir.program import Program
 from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, StableIds, analysis_of
+from nkigym_graph.rewriting.patterns.adjacency import MergeAnalysis
 from nkigym_graph.rewriting.transform import Match, Transform
 
-from .merge import MergeAnalysis
 from .sections import Section
 
 
@@ -27,7 +27,7 @@ class _State(NamedTuple):
 
 
 class MergeTransform(Transform):
-    """Merge adjacent same-op statements (rules in ``nkigym_graph_plugins.merging.merge``)."""
+    """Merge adjacent same-op statements (rules in ``nkigym_graph.rewriting.patterns.adjacency``)."""
 
     ops: tuple[str, ...] | None = None
     """Restrict to these op names (None: every op with mergeable axes)."""

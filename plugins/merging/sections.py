@@ -1,7 +1,7 @@
 """Merge candidates kept per (op, axis) section, so a derived snapshot updates them.
 
 A section groups the statements of one op by merge signature (see
-``nkigym_graph_plugins.merging.merge``); each group lists its members by coordinate and the adjacent
+``nkigym_graph.rewriting.patterns.adjacency``); each group lists its members by coordinate and the adjacent
 pairs within the op's limit, in stable ids (``nkigym_graph.rewriting.analysis_cache.StableIds``). A
 rewrite changes the signatures of the statements it edits or whose variables it
 touches (``Derivation.altered``): only the groups those statements leave or join are
@@ -20,8 +20,7 @@ from typing import NamedTuple
 
 from nkigym_graph.ir.derivation import Derivation
 from nkigym_graph.rewriting.analysis_cache import StableIds
-
-from .merge import Member, MergeAnalysis
+from nkigym_graph.rewriting.patterns.adjacency import Member, MergeAnalysis
 
 Spec = tuple[str, int, int]
 """A mergeable pair: ``(axis, lower, upper)``, nodes in stable ids."""

@@ -11,7 +11,7 @@ import nkigym_graph as ng
 from nkigym_graph.ir.synthetic import tiled_matmul
 from nkigym_graph.plugin.transforms import matches_of
 from nkigym_graph.rewriting.analysis_cache import analysis_of
-from nkigym_graph_plugins.merging.merge import MergeAnalysis
+from nkigym_graph.rewriting.patterns.adjacency import MergeAnalysis
 
 INCREMENTAL = ["data_reuse", "operand_merge", "free_dim_merge", "dead_code"]
 

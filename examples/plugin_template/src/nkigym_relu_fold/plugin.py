@@ -1,51 +1,36 @@
-"""``relu_fold``: an activation ``relu`` applied to the result of another ``relu`` on the
-same region is dropped; its readers read the inner result.
+"""``relu_fold``: a relu of a relu computes nothing new; its readers read the inner relu.
 
 Before::
 
-    tensor_2 = nkigym.activation(tensor_1, op="relu")
     tensor_3 = nkigym.activation(tensor_2, op="relu")
-    output[0:128, 0:128] = tensor_3
+    tensor_4 = nkigym.activation(tensor_3, op="relu")
+    output[0:128, 0:128] = tensor_4
 
 After::
 
-    tensor_2 = nkigym.activation(tensor_1, op="relu")
-    output[0:128, 0:128] = tensor_2
+    tensor_3 = nkigym.activation(tensor_2, op="relu")
+    output[0:128, 0:128] = tensor_3
+
+Written with patterns: the pattern says what to find, ``forward`` what to do (and
+refuses where it would be wrong); the base class builds each match with everything a
+batch needs, so ``saturate`` folds a whole chain of relus in one batch.
 """
 
 from __future__ import annotations
 
 import nkigym_graph
-from nkigym_graph import Edit, Match, Program, Transform
-from nkigym_graph.rewriting.transform import Rename
+from nkigym_graph import Edit, Found, Pattern, PatternTransform, Program, Transform
+from nkigym_graph.rewriting.patterns import forward
 
 
-class ReluFold(Transform):
+class ReluFold(PatternTransform):
     """relu(relu(x)) -> relu(x)."""
 
     name = "relu_fold"
+    pattern = Pattern("activation", Pattern("activation", op="relu"), op="relu", capture="outer")
 
-    def analyze(self, program: Program) -> list[Match]:
-        matches = []
-        for node in program.statements_of("activation"):  # the index, not a scan
-            outer = program.statements[node]
-            if outer.attr("op") != "relu":
-                continue
-            for source, _position in program.producers(node):
-                inner = program.statements[source]
-                same_region = inner.dst.slices == outer.operands[0].slices
-                if inner.op.name == "activation" and inner.attr("op") == "relu" and same_region:
-                    edit = Edit(remove=frozenset({node}), renames={outer.dst.var: Rename(inner.dst.var)})
-                    matches.append(
-                        Match(
-                            self.name,
-                            (source, node),
-                            edit,
-                            detail=f"{outer.dst.var} is {inner.dst.var}",
-                            program_hash=program.canonical_hash,
-                        )
-                    )
-        return matches
+    def edit(self, program: Program, found: Found) -> Edit | None:
+        return forward(program, found["outer"])
 
 
 @nkigym_graph.hookimpl

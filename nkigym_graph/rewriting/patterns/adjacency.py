@@ -1,5 +1,6 @@
-"""Merging statements of the same op into one wider statement: the machinery behind
-``operand_merge`` and ``free_dim_merge`` (seeds 000 and 001).
+"""Merging statements of the same op into one wider statement: the grouping behind set
+patterns (``nkigym_graph.rewriting.patterns.sets``) and the built-in ``operand_merge``
+and ``free_dim_merge`` (seeds 000 and 001).
 
 Statements merge along an axis label ``X`` (``nc_matmul``: ``M`` or ``N``; loads,
 stores and elementwise ops: ``partition`` or ``free``) when
@@ -44,6 +45,11 @@ Member = tuple[int, int, int]
 Side = tuple[int, int | None, bool]
 """``(operand position, dimension carrying the axis or None, defines a fresh tile)``."""
 
+Identity = tuple[str, Slices]
+"""What data an operand denotes: a variable (or a parameter, for a loaded tile) and a region."""
+Signature = tuple[object, ...]
+"""What statements merging along one axis share: op, attributes, operands apart from the axis."""
+
 _LAYOUTS: dict[tuple[Op, str], tuple[tuple[int, int | None, bool], ...]] = {}
 
 
@@ -68,7 +74,7 @@ class MergeAnalysis:
 
     def __init__(self, program: Program) -> None:
         self.program = program
-        self._identities: dict[Operand, tuple] = {}
+        self._identities: dict[Operand, Identity] = {}
         self._sides: dict[tuple[int, str], tuple[Side, ...]] = {}
         self._loaded: dict[str, tuple[str, Slices] | None] = {}
         self._sizes: dict[tuple[int, str], int] = {}
@@ -89,7 +95,7 @@ class MergeAnalysis:
         return found
 
     # -- identity and roles -------------------------------------------------------------
-    def identity(self, operand: Operand) -> tuple:
+    def identity(self, operand: Operand) -> Identity:
         """What data an operand denotes: a parameter region for a loaded tile."""
         found = self._identities.get(operand)
         if found is None:
@@ -100,7 +106,7 @@ class MergeAnalysis:
                 param, base = source
                 found = (
                     param,
-                    tuple((b + s, b + e) for (s, e), (b, _) in zip(operand.slices, base, strict=True)),
+                    tuple([(b + s, b + e) for (s, e), (b, _) in zip(operand.slices, base, strict=True)]),
                 )
             self._identities[operand] = found
         return found
@@ -122,7 +128,7 @@ class MergeAnalysis:
             found = self._sides[key] = tuple(out)
         return found
 
-    def signature(self, node: int, axis: str) -> tuple[tuple, int] | None:
+    def signature(self, node: int, axis: str) -> tuple[Signature, int] | None:
         """Group key and sort coordinate of ``node`` for merges along ``axis``."""
         stmt = self.program.statements[node]
         parts: list[object] = [stmt.op, stmt.attrs, stmt.accumulate]
@@ -159,7 +165,7 @@ class MergeAnalysis:
     # -- candidates ---------------------------------------------------------------------
     def groups(self, nodes: Iterable[int], axis: str) -> list[list[Member]]:
         """The members of each group of nodes sharing a signature, sorted."""
-        found: dict[tuple, list[Member]] = {}
+        found: dict[Signature, list[Member]] = {}
         for node in nodes:
             sig = self.signature(node, axis)
             if sig is not None:
@@ -244,30 +250,43 @@ class MergeAnalysis:
         return self.limit_blocker(members, axis) or self.dependency_blocker(members)
 
     # -- matches ------------------------------------------------------------------------
-    def pair_matches(self, transform: str, nodes: Iterable[int], axis: str) -> list[Match]:
+    def pairs(self, nodes: Iterable[int], axis: str) -> list[tuple[int, int]]:
         """Every mergeable adjacent pair (the seeds' unit of merging)."""
-        out = []
-        for group in self.groups(nodes, axis):
-            for chain in self.chains(group, axis):
-                for lower, upper in itertools.pairwise(chain):
-                    if self.blocker((lower, upper), axis) is None:
-                        out.append(self.match(transform, (lower, upper), axis))
-        return out
+        return [
+            (lower, upper)
+            for group in self.groups(nodes, axis)
+            for chain in self.chains(group, axis)
+            for lower, upper in itertools.pairwise(chain)
+            if self.blocker((lower, upper), axis) is None
+        ]
 
-    def run_matches(self, transform: str, nodes: Iterable[int], axis: str) -> list[Match]:
-        """Runs of adjacent statements cut into chunks within the limit, one match each."""
-        return [m for group in self.groups(nodes, axis) for m in self.chain_matches(transform, group, axis)]
+    def runs(self, nodes: Iterable[int], axis: str) -> list[Sequence[int]]:
+        """Runs of adjacent statements cut into chunks within the limit."""
+        return [run for group in self.groups(nodes, axis) for run in self.chain_runs(group, axis)]
 
-    def chain_matches(self, transform: str, members: Sequence[Member], axis: str) -> list[Match]:
-        """``run_matches`` of one sorted group."""
-        out = []
+    def chain_runs(self, members: Sequence[Member], axis: str) -> list[Sequence[int]]:
+        """``runs`` of one sorted group; a chunk in which one statement reaches another
+        falls back to its mergeable pairs."""
+        out: list[Sequence[int]] = []
         for run in self.chains(members, axis):
             for chunk in self._chunks(run, axis):
                 if self.dependency_blocker(chunk) is None:
-                    out.append(self.match(transform, chunk, axis))
+                    out.append(chunk)
                 else:
-                    out.extend(self.pair_matches(transform, chunk, axis))
+                    out.extend(self.pairs(chunk, axis))
         return out
+
+    def pair_matches(self, transform: str, nodes: Iterable[int], axis: str) -> list[Match]:
+        """A match per mergeable adjacent pair (``pairs``)."""
+        return [self.match(transform, pair, axis) for pair in self.pairs(nodes, axis)]
+
+    def run_matches(self, transform: str, nodes: Iterable[int], axis: str) -> list[Match]:
+        """A match per run (``runs``)."""
+        return [self.match(transform, run, axis) for run in self.runs(nodes, axis)]
+
+    def chain_matches(self, transform: str, members: Sequence[Member], axis: str) -> list[Match]:
+        """``run_matches`` of one sorted group."""
+        return [self.match(transform, run, axis) for run in self.chain_runs(members, axis)]
 
     def _chunks(self, run: Sequence[int], axis: str) -> list[list[int]]:
         chunks: list[list[int]] = []
@@ -280,8 +299,10 @@ class MergeAnalysis:
         chunks.append(current)
         return [c for c in chunks if len(c) > 1]
 
-    def match(self, transform: str, members: Sequence[int], axis: str) -> Match:
-        """One match merging ``members`` (sorted by ``axis`` coordinate) into the earliest."""
+    def merge_edit(self, members: Sequence[int], axis: str) -> Edit:
+        """The edit merging ``members`` (sorted by ``axis`` coordinate) into the earliest:
+        the keeper's operands widened, the others absorbed, their fresh tiles renamed to
+        the keeper's at their offsets."""
         program = self.program
         stmts = [program.statements[n] for n in members]
         keeper = min(members)
@@ -305,23 +326,31 @@ class MergeAnalysis:
                 first = parts[0].slices
                 merged = (first[dim][0], parts[-1].slices[dim][1])
                 operands[position] = Operand(parts[0].var, (*first[:dim], merged, *first[dim + 1 :]))
+        return Edit(
+            replace={keeper: kept._replace(operands=tuple(operands))},
+            absorb=dict.fromkeys(sorted(set(members) - {keeper}), keeper),
+            renames=renames,
+        )
+
+    def match(self, transform: str, members: Sequence[int], axis: str) -> Match:
+        """One match merging ``members`` (sorted by ``axis`` coordinate) into the earliest."""
+        program = self.program
+        edit = self.merge_edit(members, axis)
+        keeper = min(members)
         member_set = set(members)
         pred = program.pred_of
         reads = frozenset(src for n in members for src in pred(n)) - member_set
-        mentions = frozenset(o.var for s in stmts for o in s.operands) - set(renames)
+        operands = [o for n in members for o in program.statements[n].operands]
+        mentions = frozenset(o.var for o in operands) - set(edit.renames)
         absorbed = sorted(member_set - {keeper})
         total = sum(self.size(n, axis) for n in members)
         into = ", ".join(str(n) for n in absorbed)
         return Match(
             transform=transform,
             nodes=(keeper, *absorbed),
-            edit=Edit(
-                replace={keeper: kept._replace(operands=tuple(operands))},
-                absorb=dict.fromkeys(absorbed, keeper),
-                renames=renames,
-            ),
+            edit=edit,
             reads=reads,
             mentions=mentions,
-            detail=f"{kept.op.name} {axis} {total}: statement {into} into {keeper}",
+            detail=f"{program.statements[keeper].op.name} {axis} {total}: statement {into} into {keeper}",
             program_hash=program.canonical_hash,
         )

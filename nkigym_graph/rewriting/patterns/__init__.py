@@ -1,0 +1,36 @@
+"""Patterns: transforms as a few lines of data.
+
+A ``PatternTransform`` (``transform``) is a pattern and an edit. Patterns are tree
+patterns over producers (``tree.Pattern``: op, attribute constraints, operand
+sub-patterns, named captures) or set patterns of same-op statements adjacent along an
+axis (``sets.SetPattern``, on the merge rules of ``adjacency``). Rewrite helpers
+(``helpers``: ``forward``, ``remove``, ``replace``, ``merge_run``) return the ``Edit``
+of a common rewrite. The base computes each match's footprint (``footprint``), so
+matches are safe to apply in one batch, and updates its analysis from what an edit
+touched.
+
+>>> import numpy as np
+>>> import nkigym_graph as ng
+>>> class ReluFold(PatternTransform):
+...     name = "relu_fold_example"
+...     pattern = Pattern("activation", Pattern("activation", op="relu"), op="relu", capture="outer")
+...
+...     def edit(self, program, found):
+...         return forward(program, found["outer"])
+>>> def f(a, b):
+...     x = ng.activation(ng.activation(ng.nc_matmul(a, b), op="relu"), op="relu")
+...     return ng.activation(x, op="relu")
+>>> program = ng.tile(f, {"a": (128, 128), "b": (128, 256)})
+>>> len(program.statements_of("activation")), len(ReluFold().analyze(program))
+(6, 4)
+>>> steps = list(ng.saturate_steps(program, [ReluFold()]))
+>>> [(batch.count, len(after.statements_of("activation"))) for batch, after in steps]
+[(1, 2)]
+"""
+
+from nkigym_graph.rewriting.patterns.helpers import forward, merge_run, remove, replace
+from nkigym_graph.rewriting.patterns.sets import SetPattern
+from nkigym_graph.rewriting.patterns.transform import PatternTransform
+from nkigym_graph.rewriting.patterns.tree import Found, Pattern
+
+__all__ = ["Found", "Pattern", "PatternTransform", "SetPattern", "forward", "merge_run", "remove", "replace"]

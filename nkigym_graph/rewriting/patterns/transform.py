@@ -1,0 +1,143 @@
+"""``PatternTransform``: a transform written as a pattern and an edit.
+
+A subclass sets ``name`` and ``pattern`` (a tree ``Pattern`` or a ``SetPattern``) and
+writes ``edit(program, found) -> Edit | None`` (usually one rewrite helper's result):
+
+    class ReluFold(PatternTransform):
+        name = "relu_fold"
+        pattern = Pattern("activation", Pattern("activation", op="relu"), op="relu", capture="outer")
+
+        def edit(self, program, found):
+            return forward(program, found["outer"])
+
+The base does the rest: it finds the matches, builds each ``Match`` with its footprint
+(``nkigym_graph.rewriting.patterns.footprint``: what it reads and mentions, the
+program's hash), so every match is safe to apply in a batch with the others; it
+combines forwards into one match per batch, so a chain folds at once; and it updates
+its analysis of a derived snapshot from what the edit touched (``Derivation.dirty``
+and the statements up to the pattern's depth downstream of it) instead of matching the
+whole program again. A set pattern gives pairs to ``analyze`` (the unit a search steps
+through) and whole runs to saturation.
+
+``edit`` and a pattern's ``where`` conditions should look only at the matched
+statements and the variables they mention (their writers and readers): those are what
+the update rechecks when they change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Set
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
+
+from nkigym_graph.errors import TransformError
+from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, analysis_of
+from nkigym_graph.rewriting.patterns.footprint import compose_forwards, pattern_match
+from nkigym_graph.rewriting.patterns.sets import SetPattern
+from nkigym_graph.rewriting.patterns.tree import Found, Pattern
+from nkigym_graph.rewriting.transform import Edit, Match, Transform
+
+if TYPE_CHECKING:
+    from nkigym_graph.ir.program import Program
+
+
+class _Roots(NamedTuple):
+    """A tree pattern's analysis: the roots of its matches, in program order."""
+
+    roots: tuple[int, ...]
+
+
+class PatternTransform(Transform):
+    """Base class of transforms given by a pattern and an edit (module docstring)."""
+
+    pattern: ClassVar[Pattern | SetPattern]
+
+    def edit(self, program: Program, found: Found) -> Edit | None:
+        """The edit for one match of ``pattern`` (None: leave this one alone)."""
+        raise NotImplementedError(f"{type(self).__name__} must define edit(program, found)")
+
+    def describe(self, program: Program, found: Found) -> str:
+        """A match's ``detail``: by default the matched statements' ops and nodes."""
+        statements = program.statements
+        return ", ".join(f"{statements[node].op.name} {node}" for node in found.nodes)
+
+    # -- the Transform protocol, done once for every pattern transform -------------------
+    def analyze(self, program: Program) -> list[Match]:
+        return list(self.analysis(program).matches)
+
+    def analysis(self, program: Program) -> Analysis:
+        pattern = self._pattern()
+        if isinstance(pattern, SetPattern):
+            return Analysis(self._matches(program, pattern.pairs(program)))
+        roots = [node for node in pattern.roots(program) if self._edit_at(program, pattern, node) is not None]
+        return self._rooted(program, pattern, _Roots(tuple(roots)))
+
+    def reanalysis(self, program: Program, previous: Analysis) -> Analysis | None:
+        pattern, derivation = self._pattern(), program.derivation
+        if isinstance(pattern, SetPattern) or derivation is None or not isinstance(previous.state, _Roots):
+            return None
+        new_of = derivation.new_of  # edits that move statements build in full: order is kept
+        recheck = _downstream(program, derivation.dirty, pattern.depth - 1)
+        kept = {new_of[root] for root in previous.state.roots} - {-1} - recheck
+        found = {node for node in recheck if self._edit_at(program, pattern, node) is not None}
+        return self._rooted(program, pattern, _Roots(tuple(sorted(kept | found))))
+
+    def analyze_batch(self, program: Program) -> list[Match]:
+        pattern = self._pattern()
+        if isinstance(pattern, SetPattern):
+            return list(self._matches(program, pattern.runs(program)))
+        return compose_forwards(list(analysis_of(program, self).matches))
+
+    # -- building matches ----------------------------------------------------------------
+    def _pattern(self) -> Pattern | SetPattern:
+        pattern = getattr(self, "pattern", None)
+        if not isinstance(pattern, (Pattern, SetPattern)):
+            raise TransformError(
+                f"{type(self).__name__}.pattern must be a Pattern or a SetPattern, got {pattern!r}"
+            )
+        return pattern
+
+    def _edit_at(self, program: Program, pattern: Pattern, node: int) -> tuple[Found, Edit] | None:
+        found = pattern.at(program, node)
+        if found is None:
+            return None
+        edit = self._checked_edit(program, found)
+        return None if edit is None else (found, edit)
+
+    def _checked_edit(self, program: Program, found: Found) -> Edit | None:
+        edit = self.edit(program, found)
+        if edit is not None and not isinstance(edit, Edit):
+            raise TransformError(f"{self.name}: edit must return an Edit or None, got {type(edit).__name__}")
+        return edit
+
+    def _matches(self, program: Program, founds: Iterable[Found]) -> tuple[Match, ...]:
+        out = []
+        for found in founds:
+            edit = self._checked_edit(program, found)
+            if edit is not None:
+                out.append(pattern_match(self.name, program, found, edit, self.describe(program, found)))
+        return tuple(out)
+
+    def _rooted(self, program: Program, pattern: Pattern, state: _Roots) -> Analysis:
+        def make(node: int) -> Match:
+            at = self._edit_at(program, pattern, node)
+            if at is None:  # the analysis and the program disagree: a bug, never a silent skip
+                raise TransformError(f"{self.name}: no match at statement {node} any more")
+            found, edit = at
+            return pattern_match(self.name, program, found, edit, self.describe(program, found))
+
+        return Analysis(LazyMatches(state.roots, make), state)
+
+
+def _downstream(program: Program, nodes: Set[int], hops: int) -> set[int]:
+    """``nodes`` and the statements reading their results, up to ``hops`` reads away."""
+    found = set(nodes)
+    frontier = found
+    statements = program.statements
+    for _ in range(hops):
+        following: set[int] = set()
+        for node in frontier:
+            for written in statements[node].writes:
+                following.update(reader for reader, _ in program.consumers_of(written.var))
+        frontier = following - found
+        found |= frontier
+    return found

@@ -1,0 +1,151 @@
+"""Tree patterns: a statement and, below it, the statements producing its operands.
+
+``Pattern("activation", Pattern("activation", op="relu", capture="inner"), op="relu",
+capture="outer")`` matches an ``activation`` with ``op="relu"`` whose first operand is
+produced by another relu, and names both. A pattern constrains
+
+- the op (its name; None matches every op),
+- attributes: a value, or a predicate called with the value (``scale=lambda s: s > 0``),
+- operands: one sub-pattern (or None: anything) per operand the statement reads, in
+  the order of ``Statement.reads``; a sub-pattern matches the statement whose data the
+  operand reads, and only when exactly one statement produces it (an accumulated tile
+  written by several statements matches no sub-pattern),
+- ``where(program, node)``: any other condition on the statement.
+
+A match is a ``Found``: the root, every matched statement, and the named ones.
+
+>>> from nkigym_graph.ir.synthetic import tiled_matmul
+>>> program = tiled_matmul(128, 128, 128)
+>>> pattern = Pattern("nc_matmul", Pattern("load", capture="lhs"), capture="mm")
+>>> found = pattern.at(program, program.statements_of("nc_matmul")[0])
+>>> program.statements[found["lhs"]].op.name, found["mm"] == found.root
+('load', True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from nkigym_graph.errors import TransformError
+
+if TYPE_CHECKING:
+    from nkigym_graph.ir.program import Program
+
+Where = Callable[["Program", int], bool]
+"""A condition on one statement of a program."""
+
+
+class Found(Mapping[str, int]):
+    """One match of a pattern: ``root`` (a tree pattern's top statement, a set's
+    earliest), ``nodes`` (every matched statement; a set's in ``axis`` order) and the
+    named statements (``found["inner"]``)."""
+
+    __slots__ = ("axis", "captures", "nodes", "root")
+
+    def __init__(
+        self, root: int, nodes: Sequence[int], captures: Mapping[str, int], axis: str | None = None
+    ) -> None:
+        self.root = root
+        self.nodes = tuple(dict.fromkeys(nodes))
+        self.captures = dict(captures)
+        self.axis = axis
+        """The axis a set pattern's statements are adjacent along (None for a tree)."""
+
+    def __getitem__(self, name: str) -> int:
+        try:
+            return self.captures[name]
+        except KeyError:
+            raise TransformError(
+                f"the pattern captured no statement named {name!r} (captured: {sorted(self.captures)})"
+            ) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.captures)
+
+    def __len__(self) -> int:
+        return len(self.captures)
+
+    def __repr__(self) -> str:
+        named = ", ".join(f"{name}={node}" for name, node in self.captures.items())
+        return f"Found(root={self.root}, nodes={list(self.nodes)}{', ' + named if named else ''})"
+
+
+class Pattern:
+    """A tree pattern over producers (see the module docstring)."""
+
+    __slots__ = ("attrs", "capture", "op", "operands", "where")
+
+    def __init__(
+        self,
+        op_name: str | None = None,
+        /,
+        *operands: Pattern | None,
+        capture: str | None = None,
+        where: Where | None = None,
+        **attrs: Any,
+    ) -> None:
+        for operand in operands:
+            if operand is not None and not isinstance(operand, Pattern):
+                raise TransformError(f"an operand pattern must be a Pattern or None, got {operand!r}")
+        self.op = op_name
+        self.operands = operands
+        self.capture = capture
+        self.where = where
+        self.attrs = attrs
+
+    @property
+    def depth(self) -> int:
+        """Statements from the root to the deepest sub-pattern (1: the root alone)."""
+        return 1 + max((o.depth for o in self.operands if o is not None), default=0)
+
+    def roots(self, program: Program) -> Sequence[int]:
+        """The statements a match may start at (by the index when the op is given)."""
+        return program.statements_of(self.op) if self.op is not None else range(len(program))
+
+    def at(self, program: Program, node: int) -> Found | None:
+        """The match rooted at ``node``, or None."""
+        nodes: list[int] = []
+        captures: dict[str, int] = {}
+        if not self._matches(program, node, nodes, captures):
+            return None
+        return Found(node, nodes, captures)
+
+    def find(self, program: Program) -> list[Found]:
+        """Every match, by root in program order."""
+        return [found for node in self.roots(program) if (found := self.at(program, node)) is not None]
+
+    def _matches(self, program: Program, node: int, nodes: list[int], captures: dict[str, int]) -> bool:
+        stmt = program.statements[node]
+        if self.op is not None and stmt.op.name != self.op:
+            return False
+        for name, wanted in self.attrs.items():
+            value = stmt.attr(name)
+            if not (wanted(value) if callable(wanted) else value == wanted):
+                return False
+        if self.where is not None and not self.where(program, node):
+            return False
+        nodes.append(node)
+        if self.capture is not None:
+            captures[self.capture] = node
+        if not self.operands:
+            return True
+        positions = [position for position, _ in stmt.read_items()]
+        if len(self.operands) > len(positions):
+            return False
+        producers = program.producers(node)
+        for sub, position in zip(self.operands, positions, strict=False):
+            if sub is None:
+                continue
+            sources = {src for src, at in producers if at == position}
+            if len(sources) != 1 or not sub._matches(program, sources.pop(), nodes, captures):
+                return False
+        return True
+
+    def __repr__(self) -> str:
+        parts = [repr(self.op)] if self.op is not None else []
+        parts += ["_" if o is None else repr(o) for o in self.operands]
+        parts += [f"{k}={v!r}" for k, v in self.attrs.items()]
+        if self.capture is not None:
+            parts.append(f"capture={self.capture!r}")
+        return f"Pattern({', '.join(parts)})"

@@ -1,0 +1,239 @@
+"""Transforms written with patterns: a few lines each, safe in batches, exact, and their
+analyses updated along derivations equal to analyses done in full."""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from transforms.test_transforms_properties import SIZES, tiled_cases
+
+import nkigym_graph as ng
+from nkigym_graph.errors import TransformError
+from nkigym_graph.plugin.transforms import matches_of
+from nkigym_graph.rewriting.analysis_cache import analysis_of
+from nkigym_graph.rewriting.patterns import Pattern, PatternTransform, SetPattern, forward, merge_run, remove
+from nkigym_graph.rewriting.rewrite import apply_edits, select_non_conflicting
+
+
+class FoldRelu(PatternTransform):
+    name = "test_fold_relu"
+    pattern = Pattern("activation", Pattern("activation", op="relu"), op="relu", capture="outer")
+
+    def edit(self, program, found):
+        return forward(program, found["outer"])
+
+
+class MergeAdds(PatternTransform):
+    name = "test_merge_adds"
+    pattern = SetPattern("tensor_tensor", axis="free", op="add")
+
+    def edit(self, program, found):
+        return merge_run(program, found.nodes, found.axis)
+
+
+def relus(depth: int):
+    def chain(a, b):
+        x = ng.nc_matmul(a, b)
+        for _ in range(depth):
+            x = ng.activation(x, op="relu")
+        return x
+
+    return chain
+
+
+def add(a, b):
+    return ng.tensor_tensor(a, b, op="add")
+
+
+def relu_add(a, b):
+    return ng.activation(ng.activation(ng.tensor_tensor(a, b, op="add"), op="relu"), op="relu")
+
+
+@st.composite
+def pattern_cases(draw: st.DrawFn) -> ng.Program:
+    """Programs with relu chains and adds, ragged sizes, or one of the property tests' cases."""
+    k, n = draw(SIZES), draw(SIZES)
+    choice = draw(st.sampled_from(["relus", "relu_add", "other"]))
+    if choice == "relus":
+        return ng.tile(relus(draw(st.integers(2, 4))), {"a": (k, draw(SIZES)), "b": (k, n)}, dtype=np.float64)
+    if choice == "relu_add":
+        program = ng.tile(relu_add, {"a": (k, n), "b": (k, n)}, dtype=np.float64)
+        return ng.saturate(program, ["free_dim_merge"]) if draw(st.booleans()) else program
+    return draw(tiled_cases())[0]
+
+
+RNG = np.random.default_rng(3)
+A, B = RNG.standard_normal((128, 128)), RNG.standard_normal((128, 256))
+
+
+@pytest.mark.parametrize("transform", [FoldRelu, MergeAdds])
+def test_a_pattern_transform_is_at_most_15_lines(transform) -> None:
+    assert len(inspect.getsource(transform).splitlines()) <= 15
+
+
+def test_a_five_deep_relu_chain_folds_in_one_batch_and_equals_numpy() -> None:
+    program = ng.tile(relus(5), {"a": (128, 128), "b": (128, 256)}, dtype=np.float64)
+    assert len(program.statements_of("activation")) == 5 * 2  # two tiles of 128 columns
+    steps = list(ng.saturate_steps(program, [FoldRelu()]))
+    assert len(steps) == 1
+    folded = steps[0][1]
+    assert len(folded.statements_of("activation")) == 2
+    np.testing.assert_allclose(ng.interpret(folded, a=A, b=B), np.maximum(A.T @ B, 0.0), rtol=1e-12)
+    assert ng.saturate(program, [FoldRelu()], check=True) == folded
+
+
+def test_five_adjacent_adds_merge_in_one_batch_and_equal_numpy() -> None:
+    program = ng.tile(add, {"a": (128, 640), "b": (128, 640)}, dtype=np.float64)
+    program = ng.saturate(program, ["free_dim_merge"])  # the adds now read slices of two tiles
+    assert len(program.statements_of("tensor_tensor")) == 5
+    steps = list(ng.saturate_steps(program, [MergeAdds()]))
+    assert len(steps) == 1
+    merged = steps[0][1]
+    assert len(merged.statements_of("tensor_tensor")) == 1
+    a, b = RNG.standard_normal((128, 640)), RNG.standard_normal((128, 640))
+    np.testing.assert_allclose(ng.interpret(merged, a=a, b=b), a + b, rtol=1e-12)
+
+
+def test_set_patterns_give_pairs_to_search_and_runs_to_saturation() -> None:
+    program = ng.saturate(ng.tile(add, {"a": (128, 640), "b": (128, 640)}), ["free_dim_merge"])
+    adds = program.statements_of("tensor_tensor")
+    assert [m.nodes[:2] for m in MergeAdds().analyze(program)] == list(itertools.pairwise(adds))
+    (run,) = MergeAdds().analyze_batch(program)
+    assert run.nodes == adds
+
+
+def test_matches_carry_their_footprint_so_any_non_conflicting_batch_is_valid() -> None:
+    program = ng.tile(relus(3), {"a": (128, 128), "b": (128, 256)}, dtype=np.float64)
+    matches = FoldRelu().analyze(program)
+    assert len(matches) == 4
+    for match in matches:
+        inner = next(node for node in match.nodes if node not in match.changes)
+        assert inner in match.reads and match.program_hash == program.canonical_hash
+    batch = select_non_conflicting(matches)
+    assert len(batch) == 2  # one fold per tile: the second of each chain reads what the first removes
+    result = apply_edits(program, [m.edit for m in batch])
+    np.testing.assert_allclose(ng.interpret(result, a=A, b=B), np.maximum(A.T @ B, 0.0), rtol=1e-12)
+
+
+def test_forwards_compose_across_relu_and_other_ops() -> None:
+    def mixed(a, b):
+        x = ng.activation(ng.activation(ng.nc_matmul(a, b), op="relu"), op="relu")
+        for op in ("exp", "relu", "relu", "relu"):
+            x = ng.activation(x, op=op)
+        return x
+
+    program = ng.tile(mixed, {"a": (128, 128), "b": (128, 256)}, dtype=np.float64)
+    folded = ng.saturate(program, [FoldRelu()], check=True)
+    ops = [folded.statements[n].attr("op") for n in folded.statements_of("activation")]
+    assert ops == ["relu", "exp", "relu"] * 2
+    np.testing.assert_allclose(ng.interpret(folded, a=A, b=B), mixed(A, B), rtol=1e-12)
+
+
+def test_helpers_refuse_what_would_be_wrong() -> None:
+    program = ng.tile(relus(2), {"a": (128, 128), "b": (128, 128)}, dtype=np.float64)
+    first, second = program.statements_of("activation")
+    store = program.statements_of("store")[0] if program.statements_of("store") else len(program) - 1
+    assert forward(program, second) is not None
+    assert remove(program, first) is None  # the second relu reads it
+    assert remove(program, second) is None  # the store reads it
+    assert remove(program, store) is None  # it writes the output
+    assert forward(program, store) is None  # an output is not forwarded
+    assert merge_run(program, [first], "free") is None
+
+
+def test_pattern_constraints_and_captures() -> None:
+    program = ng.tile(relus(2), {"a": (128, 128), "b": (128, 128)}, dtype=np.float64)
+    matmul = program.statements_of("nc_matmul")[0]
+    deep = Pattern("activation", Pattern("activation", Pattern("nc_matmul", capture="mm"), capture="mid"))
+    (found,) = deep.find(program)
+    assert found["mm"] == matmul and found.nodes == (found.root, found["mid"], matmul)
+    assert Pattern("activation", op=lambda op: op != "relu").find(program) == []
+    assert len(Pattern("activation", where=lambda p, n: n > found["mid"]).find(program)) == 1
+    with pytest.raises(TransformError, match="captured no statement named 'x'"):
+        found["x"]
+
+
+def test_bad_patterns_and_edits_are_named() -> None:
+    program = ng.tile(relus(2), {"a": (128, 128), "b": (128, 128)})
+
+    class NoPattern(PatternTransform):
+        name = "test_no_pattern"
+
+    class BadEdit(PatternTransform):
+        name = "test_bad_edit"
+        pattern = Pattern("activation")
+
+        def edit(self, program, found):
+            return "remove it"
+
+    with pytest.raises(TransformError, match="pattern must be a Pattern or a SetPattern"):
+        NoPattern().analyze(program)
+    with pytest.raises(TransformError, match="edit must return an Edit or None, got str"):
+        BadEdit().analyze(program)
+    with pytest.raises(TransformError, match="cannot be adjacent along 'K'"):
+        SetPattern("activation", axis="K").runs(program)
+    with pytest.raises(TransformError, match="operand pattern must be a Pattern or None"):
+        Pattern("activation", "relu")  # type: ignore[arg-type]
+
+
+STEPS = ["data_reuse", "operand_merge", "free_dim_merge", "dead_code", FoldRelu(), MergeAdds()]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pattern_cases(),
+    st.lists(st.tuples(st.sampled_from(STEPS), st.integers(0, 10**6)), min_size=1, max_size=9),
+)
+def test_updated_pattern_analyses_equal_full_ones(program, steps) -> None:
+    watched = [FoldRelu(), MergeAdds()]
+    for transform in watched:
+        analysis_of(program, transform)
+    for transform, pick in steps:
+        matches = matches_of(program, transform)
+        if not matches:
+            continue
+        program = ng.apply(program, transform, matches[pick % len(matches)])
+        for watched_transform in watched:
+            expected = watched_transform.analyze(program)
+            event(f"{watched_transform.name} matches: {'some' if expected else 'none'}")
+            assert list(matches_of(program, watched_transform)) == expected
+
+
+def test_a_relu_fold_updates_its_analysis_instead_of_matching_again() -> None:
+    program = ng.tile(relus(3), {"a": (128, 128), "b": (128, 512)}, dtype=np.float64)
+    calls = []
+
+    class Counting(FoldRelu):
+        def analysis(self, program):
+            calls.append(program)
+            return super().analysis(program)
+
+    counting = Counting()
+    analysis_of(program, counting)
+    child = ng.apply(program, counting, counting.analyze(program)[0])
+    calls.clear()
+    assert list(matches_of(child, counting)) == FoldRelu().analyze(child)
+    assert calls == []  # the child's analysis came from the parent's
+
+
+def test_a_set_pattern_analyses_only_the_program_asked_about() -> None:
+    program = ng.tile(relu_add, {"a": (128, 512), "b": (128, 512)}, dtype=np.float64)
+    calls = []
+
+    class Counting(MergeAdds):
+        def analysis(self, program):
+            calls.append(program)
+            return super().analysis(program)
+
+    counting = Counting()
+    analysis_of(program, counting)
+    for _ in range(3):
+        program = ng.apply(program, "free_dim_merge", ng.analyze(program, "free_dim_merge")[0])
+    calls.clear()
+    assert list(matches_of(program, counting)) == MergeAdds().analyze(program)
+    assert calls == [program]  # not every snapshot between it and the one analysed before
