@@ -36,8 +36,9 @@ from nkigym_graph.nki_sim.timing.recorder import DMA, GPSIMD, PE, SCALAR, VECTOR
 from nkigym_graph.nki_sim.timing.result import Profile, build_profile
 from nkigym_graph.nki_sim.timing.schedule import schedule
 from nkigym_graph.plugin.cost_report import CostReport
-from nkigym_graph.scheduling.allocate import WORK_DTYPE, Slot
+from nkigym_graph.scheduling.allocate import PSUM_DTYPE, WORK_DTYPE, Slot, working_dtype
 from nkigym_graph.scheduling.plan import KernelPlan, kernel_plan
+from nkigym_graph.scheduling.prepare import psum_variables
 
 ENGINE_OF: Mapping[str, str] = {
     "tensor": PE,
@@ -117,12 +118,16 @@ def _specs(program: Program) -> list[tuple[_Spec, ...]]:
         for n in program.statements_of("load")
     }
 
+    psum, working = psum_variables(program), working_dtype(program)
+
     def dtype_of(var: str) -> str:
         """A tile's dtype as the plan's streams hold it (``allocate``): loaded tiles keep
-        their parameter's, computed ones are fp32."""
+        their parameter's, PSUM ones are fp32, other computed ones the working dtype."""
         info = variables[var]
         source = var if info.external else loaded.get(var)
-        return (variables[source].dtype if source is not None else None) or WORK_DTYPE
+        if source is not None:
+            return variables[source].dtype or WORK_DTYPE
+        return PSUM_DTYPE if var in psum else working
 
     def itemsize_of(var: str) -> int:
         return itemsize(dtype_of(var))

@@ -337,8 +337,16 @@ def _stream(program: Program, name: str, members: set[str], count: int) -> Strea
     elif name.startswith("load."):
         buffer, dtype = "sbuf", program.variables[name.removeprefix("load.")].dtype or WORK_DTYPE
     else:
-        buffer, dtype = "sbuf", WORK_DTYPE
+        buffer, dtype = "sbuf", working_dtype(program)
     return Stream(name, buffer, shape, dtype, count)
+
+
+def working_dtype(program: Program) -> str:
+    """The dtype of computed SBUF tiles: the program's output dtype, as the NKI backend
+    keeps them (float32 for a float64 program: the hardware has no float64), so a bf16
+    chain feeds its second matmul bf16 tiles."""
+    dtype = program.output_dtype
+    return WORK_DTYPE if dtype == "float64" else dtype
 
 
 def overflow(streams: Mapping[str, Stream], target: Target) -> str | None:

@@ -18,10 +18,12 @@ block, per K block, per M block, every K tile of the block with, inside, its 4 M
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 
 from nkigym_graph.ir.axes import program_axes
-from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.memo import memo
+from nkigym_graph.ir.program import STATEMENTS_KEY, Program
 from nkigym_graph.ir.schedule import Schedule
 from nkigym_graph.scheduling.loops import loop_axes
 
@@ -32,11 +34,27 @@ UNPLACED = -1
 
 def statement_keys(program: Program, schedule: Schedule) -> list[Key]:
     """The sort key of every statement (see the module docstring)."""
-    axes = program_axes(program)
     columns = (*schedule.order, *schedule.inner)
     if not columns:
         return [()] * len(program)
-    names = tuple(dict.fromkeys(columns))
+    placed = placements(program)
+    tiles = loop_axes(program)
+    outer = [
+        [_block(start, schedule.block(a) or tiles.get(a)) for start in placed[a]] for a in schedule.order
+    ]
+    inner = [placed[a] for a in schedule.inner]
+    return [tuple(column[node] for column in (*outer, *inner)) for node in range(len(program))]
+
+
+def placements(program: Program) -> Mapping[str, list[int]]:
+    """Every statement's start along every axis, inherited where it does not touch the axis
+    (computed once per list of statements)."""
+    return memo(program, (STATEMENTS_KEY, "placements"), _placements)
+
+
+def _placements(program: Program) -> Mapping[str, list[int]]:
+    axes = program_axes(program)
+    names = axes.names
     where: list[list[int | None]] = []
     for node in range(len(program)):
         box = axes.box(node)
@@ -59,15 +77,9 @@ def statement_keys(program: Program, schedule: Schedule) -> list[Key]:
             if value is None:
                 found = [where[r][i] for r in readers.get(node, ()) if where[r][i] is not None]
                 row[i] = min(found) if found else None  # type: ignore[type-var]
-    index = {a: i for i, a in enumerate(names)}
-    tiles = loop_axes(program)
-    sizes = [schedule.block(a) or tiles.get(a) for a in schedule.order]
-    keys = []
-    for row in where:
-        filled = [UNPLACED if v is None else v for v in row]
-        outer = tuple(_block(filled[index[a]], size) for a, size in zip(schedule.order, sizes, strict=True))
-        keys.append(outer + tuple(filled[index[a]] for a in schedule.inner))
-    return keys
+    return MappingProxyType(
+        {a: [UNPLACED if row[i] is None else row[i] for row in where] for i, a in enumerate(names)}  # type: ignore[misc]
+    )
 
 
 def _block(start: int, size: int | None) -> int:

@@ -64,7 +64,7 @@ def prepare(program: Program, blocks: Mapping[str, int]) -> KernelProgram:
     """``program`` with loads cut at ``blocks`` boundaries and PSUM evictions explicit."""
     taken = set(program.variables)
     statements, pieces = _cut_loads(program, program_axes(program), blocks, taken)
-    psum = _psum_variables(program)
+    psum = psum_variables(program)
     statements, evictions = _evict(statements, psum, taken)
     kernel = Program(
         program.name,
@@ -178,7 +178,7 @@ def _owner(pieces: Sequence[Slices], slices: Slices) -> int | None:
 
 
 # -- evictions --------------------------------------------------------------------------
-def _psum_variables(program: Program) -> frozenset[str]:
+def psum_variables(program: Program) -> frozenset[str]:
     """On-chip variables written only by PSUM engines."""
     found = set()
     for var, info in program.variables.items():
@@ -213,12 +213,13 @@ def _evict(
     copies: dict[str, str] = {}
     after: dict[int, list[Statement]] = {}
     copy_op = get_op("activation")
+    shapes = _shapes(statements, set(needs))
     for var in sorted(needs):
         readers = needs[var]
         if min(node for node, _ in readers) < last_write[var]:
             raise ScheduleError(f"{var} is read from SBUF between its PSUM writes; cannot evict it once")
         copy = copies[var] = _fresh(f"{var}_sb", taken)
-        shape = _shape_of(statements, var)
+        shape = shapes[var]
         whole = tuple((0, n) for n in shape)
         stmt = Statement(copy_op, (Operand(var, whole), Operand(copy, whole)), make_attrs(op="copy"))
         after.setdefault(last_write[var], []).append(stmt)
@@ -245,9 +246,16 @@ def _needs_sbuf(stmt: Statement, position: int, psum: frozenset[str]) -> bool:
     return bool(earlier)
 
 
-def _shape_of(statements: Sequence[Statement], var: str) -> tuple[int, ...]:
+def _shapes(statements: Sequence[Statement], wanted: set[str]) -> dict[str, tuple[int, ...]]:
+    """The shape of each variable of ``wanted`` (the stops of its first write)."""
+    found: dict[str, tuple[int, ...]] = {}
     for stmt in statements:
-        dst = stmt.operands[stmt.op.write_positions[0]] if stmt.op.write_positions else None
-        if dst is not None and dst.var == var:
-            return tuple(stop for _, stop in dst.slices)
-    raise ScheduleError(f"{var} is never written")
+        if not stmt.op.write_positions:
+            continue
+        dst = stmt.operands[stmt.op.write_positions[0]]
+        if dst.var in wanted and dst.var not in found:
+            found[dst.var] = tuple(stop for _, stop in dst.slices)
+    missing = sorted(wanted - set(found))
+    if missing:
+        raise ScheduleError(f"{missing[0]} is never written")
+    return found
