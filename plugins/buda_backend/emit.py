@@ -7,8 +7,9 @@
 4. :func:`.opbuild.build_op` picks grid, blocks and (for fused ops) the schedules;
 5. :func:`.placement.place` lays the ops on the worker grid (shrinking the largest op's
    grid while they do not fit);
-6. the document is assembled, checked with ``check_netlist`` (any violation raises
-   :class:`BudaEmitError` listing them) and written as YAML.
+6. the document is assembled, checked with ``check_netlist(..., strict=True)`` (any error
+   or warning raises :class:`BudaEmitError` listing them: emitted netlists keep to the
+   stricter reading of every rule) and written as YAML.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class _Emitter:
         alone = assemble(
             self.graph_name, [op], {op.name: (0, 0)}, self.nodes, self.names, self.arch, alone=True
         )
-        return sorted({v.rule for v in check_netlist(alone.doc, self.arch.target)})
+        return sorted({v.rule for v in check_netlist(alone.doc, self.arch.target, strict=True)})
 
     def legal(self, members: list[int], exit_node: int) -> list[str]:
         return self.violations(self._build(members, exit_node, self.arch.worker_grid))
@@ -81,7 +82,7 @@ class _Emitter:
         plan = plan_groups(self.nodes, self.legal)
         ops, locations = self.placed(plan)
         assembled = assemble(self.graph_name, ops, locations, self.nodes, self.names, self.arch)
-        found = check_netlist(assembled.doc, self.arch.target)
+        found = check_netlist(assembled.doc, self.arch.target, strict=True)
         if found:
             raise BudaEmitError(
                 f"the netlist emitted for {self.program.name} breaks {len(found)} rule(s)",

@@ -27,7 +27,7 @@ def matmul(a, b):
 def test_the_program_dtype_sets_the_data_formats(dtype: str, arch: str, data: str, acc: str) -> None:
     program = ng.tile(matmul, {"a": (128, 64), "b": (128, 96)}, target=ng.WORMHOLE_B0, dtype=dtype)
     artifact = ng.emit_artifact(program, backend="buda", arch=arch)
-    assert ng.check_netlist(artifact.text) == []
+    assert ng.check_netlist(artifact.text, strict=True) == []
     netlist = ng.load_netlist(artifact.text)
     assert {q.df for q in netlist.queues.values()} == {data}
     for op in netlist.all_ops():

@@ -18,8 +18,8 @@ TILINGS = {"tiled_wormhole": WORMHOLE_B0, "tiled_trn2": TRN2}
 def _emit_and_compare(case: Case, tiling: Target, arch: str, rng: np.random.Generator) -> ng.Artifact:
     program = case.program(tiling)
     artifact = ng.emit_artifact(program, backend="buda", arch=arch)
-    assert ng.check_netlist(artifact.parsed) == []
-    assert ng.check_netlist(artifact.text, arch=arch) == []
+    assert ng.check_netlist(artifact.parsed, strict=True) == []
+    assert ng.check_netlist(artifact.text, arch=arch, strict=True) == []
     assert yaml.safe_load(artifact.text) == artifact.parsed
     inputs = case.inputs(rng)
     queues = ng.evaluate_netlist(artifact.parsed, netlist_inputs(artifact, inputs))
