@@ -189,7 +189,9 @@ def test_a_matmul_with_m_k_above_1_writes_an_intermediate_then_a_copy_writes_out
     artifact = ng.emit_artifact(program, backend="buda")
     ((_, fused),) = _fused_ops(artifact.parsed)
     _, second, last = (_subs(s) for s in fused["schedules"])
-    assert second[0]["type"] == "matmul" and second[0]["attributes"]["m_k"] == 2
+    # the first matmul's result is blocked one tile at a time (as the program is tiled), so
+    # the second contracts it in m_k = 8 blocks of u_kt = 1
+    assert second[0]["type"] == "matmul" and second[0]["attributes"] == {"m_k": 8, "u_kt": 1}
     assert second[0]["output"].startswith("intermed")
     assert [(s["type"], s["inputs"], s["output"]) for s in last] == [
         ("datacopy", [second[0]["output"]], "output")
@@ -200,7 +202,12 @@ def test_a_matmul_with_m_k_above_1_writes_an_intermediate_then_a_copy_writes_out
 def test_an_intermediate_matmul_input_1_is_popped_last_and_runs_on_one_core() -> None:
     # a.T @ (b.T @ c) with b.T @ c one tile tall: it fits one [1, 1] mblock (rule 14), is read
     # again for every mblock row of the second matmul, and each core would hold only its rows.
-    artifact = ng.emit_artifact(MORE_CASES["double_matmul_moving_fused"].program(WORMHOLE_B0), backend="buda")
+    # The program's tiles merged, b.T @ c is one ublock wide: tiled 32x32 it would be two
+    # ublocks, an [1, 2] mblock that rule 14 keeps out of the fused op.
+    program = MORE_CASES["double_matmul_moving_fused"].program(WORMHOLE_B0)
+    tiled = ng.emit_artifact(program, backend="buda")
+    assert (tiled.facts["fused_ops"], list(tiled.facts["fusion_splits"].values())) == (0, [["matmul.14"]])
+    artifact = ng.emit_artifact(ng.saturate(program), backend="buda")
     ((op, fused),) = _fused_ops(artifact.parsed)
     first, second = (_subs(s) for s in fused["schedules"])
     assert op["grid_size"] == [1, 1]

@@ -79,16 +79,25 @@ def test_matmul_is_one_matmul_op_with_its_stationary_operand_transposed_by_the_h
     (op,) = ops.values()
     assert op["type"] == "matmul" and op["inputs"] == ["a_t", "b"]
     assert op["attributes"]["m_k"] * op["attributes"]["u_kt"] == 128 // 32
-    assert op["grid_size"] == [2, 3]  # one core per 32x32 program tile of the 64x96 result
+    assert op["grid_size"] == [2, 3]  # every core the 2x3-tile result can use
+    assert op["ublock"] == [1, 1]  # tiled one 32x32 tile at a time
     assert artifact.facts["host_queues"]["a_t"] == {"param": "a", "transposed": True}
     assert "transposed by the host" in artifact.text
 
 
-def test_trn2_tiles_give_fewer_cores_and_larger_blocks() -> None:
-    program = CASES["matmul"].program(TRN2)  # 128-row tiles: one tile covers the 64x96 result
-    op = next(iter(ng.emit_artifact(program, backend="buda").parsed["graphs"]["matmul"].values()))
-    assert op["grid_size"] == [1, 1]
-    assert op["mblock"][0] * op["ublock"][0] == 2 and op["mblock"][1] * op["ublock"][1] == 3
+def test_larger_program_tiles_give_larger_ublocks_on_the_same_grid() -> None:
+    # 512x512 result: 16x16 tiles, 2x2 per core on the 8x8 cores it can use on Wormhole B0
+    program = ng.tile(CASES["matmul"].function, {"a": (256, 512), "b": (256, 512)}, target=WORMHOLE_B0)
+    trn2 = ng.tile(CASES["matmul"].function, {"a": (256, 512), "b": (256, 512)}, target=TRN2)
+
+    def op_of(source: ng.Program) -> dict:
+        return next(iter(ng.emit_artifact(source, backend="buda").parsed["graphs"]["matmul"].values()))
+
+    tiled = op_of(program)
+    assert (tiled["grid_size"], tiled["mblock"], tiled["ublock"]) == ([8, 8], [2, 2], [1, 1])
+    for merged in (ng.saturate(program), trn2):  # 128- or 256-wide program tiles
+        built = op_of(merged)
+        assert (built["grid_size"], built["mblock"], built["ublock"]) == ([8, 8], [1, 1], [2, 2])
 
 
 def test_matmul_bias_relu_is_one_fused_op_with_a_schedule_per_matmul() -> None:
