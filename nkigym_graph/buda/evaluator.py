@@ -3,7 +3,11 @@
 Tensors are whole queues: shape ``(t, grid_r * mblock_m * ublock_rt * 32,
 grid_c * mblock_n * ublock_ct * 32)``, or 2-D ``(rows, cols)`` when ``t == 1`` (inputs may be
 given either way; outputs with ``t == 1`` are returned 2-D). Values are computed in float64
-and returned as float32; data formats are recorded in the netlist but not emulated.
+and returned as float32, and rounded to each data format where the netlist stores them:
+a queue's ``df`` (the host's input, an op's output), an op's ``out_df``, a fused op's
+``intermed_df`` (intermediates) and ``acc_df`` (dest) -- float formats by rounding, Bfp
+formats as block floating point with one exponent per 16 values
+(:mod:`nkigym_graph.buda.quantize`).
 
 Semantics:
 
@@ -21,7 +25,8 @@ Semantics:
 - fused ops run schedule by schedule (:mod:`nkigym_graph.buda.fused_eval`).
 
 Not modelled: queue ``entries`` and a graph's ``input_count`` (each ``execute`` processes one
-entry), queue-pointer settings, data formats and math fidelity, and ops without a numpy
+entry), queue-pointer settings, math fidelity, the precision of the FPU's source registers
+and of dest while a matmul accumulates, integer formats, and ops without a numpy
 meaning here (``dropout``, quantization ops, splice, embedding, depthwise, sparse matmul).
 Anything it cannot evaluate raises :class:`NetlistEvaluationError` naming the op.
 """
@@ -41,6 +46,7 @@ from nkigym_graph.buda.limits import DEFAULT_LIMITS, NetlistLimits, check_evalua
 from nkigym_graph.buda.model import Op, Queue
 from nkigym_graph.buda.netlist import Netlist, NetlistSource, load_netlist
 from nkigym_graph.buda.program import graph_runs
+from nkigym_graph.buda.quantize import quantize
 
 Array = np.ndarray
 
@@ -73,7 +79,7 @@ def _initial_state(netlist: Netlist, inputs: object) -> dict[str, Array]:
             raise NetlistEvaluationError(
                 f"input '{name}'", f"is not a queue; queues: {sorted(netlist.queues)}"
             )
-        state[name] = _as_queue_tensor(queue, value)
+        state[name] = quantize(_as_queue_tensor(queue, value), queue.df)
     return state
 
 
@@ -130,6 +136,7 @@ def _run_op(netlist: Netlist, op: Op, operands: list[Array]) -> Array:
         raise NetlistEvaluationError(where, str(exc)) from exc
     if op.type != "fused_op" and op.attributes.get("relu_en"):
         out = numerics.relu(out, op.attributes)
+    out = quantize(out, op.out_df)
     if out.shape != op.shape:
         raise NetlistEvaluationError(where, f"result has shape {out.shape}, the op declares {op.shape}")
     return out
@@ -169,7 +176,7 @@ def _execute(netlist: Netlist, graph: str, state: dict[str, Array]) -> None:
             )
         if ops[queue.input].spec.get("gradient_op"):
             data = data + state.get(queue.name, np.zeros(queue.shape))
-        state[queue.name] = data
+        state[queue.name] = quantize(data, queue.df)
 
 
 def evaluate_netlist(

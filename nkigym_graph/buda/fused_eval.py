@@ -6,8 +6,10 @@ graph op together): operands are ``input<i>`` (the graph op's i-th input after i
 its operands; the result goes to ``intermed<k>``, ``dest`` or ``output``. ``pop`` and
 ``pop_last`` free intermediates after the sub-op (the whole tensor is computed at once, so
 both free at the same point). dest keeps its value only while each following sub-op reads
-it. Reading an empty buffer, or writing an intermediate that still holds a value, is an
-error, as is a result whose shape differs from the sub-op's declared blocks.
+it. Intermediates are stored in the graph op's ``intermed_df`` and dest in its ``acc_df``
+(:func:`~nkigym_graph.buda.quantize.quantize`); the output is rounded by the evaluator.
+Reading an empty buffer, or writing an intermediate that still holds a value, is an error,
+as is a result whose shape differs from the sub-op's declared blocks.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy as np
 from nkigym_graph.buda import numerics
 from nkigym_graph.buda.errors import NetlistEvaluationError
 from nkigym_graph.buda.model import TILE, FusedOp, Op, SubOp, operand_kind
+from nkigym_graph.buda.quantize import quantize
 
 Array = np.ndarray
 
@@ -81,9 +84,9 @@ def run_fused_op(op: Op, fused: FusedOp, inputs: list[Array]) -> Array:
                 raise NetlistEvaluationError(
                     where, f"writes {sub.output}, which still holds a value (missing pop)"
                 )
-            intermed[sub.output] = result
+            intermed[sub.output] = quantize(result, op.intermed_df)
         elif sub.output == "dest":
-            dest = result
+            dest = quantize(result, op.acc_df)
         elif sub.output == "output":
             output = result
         else:

@@ -1,6 +1,7 @@
 """Cost models: the protocol, the report, ``estimate``, and the building blocks an
 analytic model uses (a list scheduler over engine queues, liveness of on-chip tiles,
-tile dtypes). Concrete models are plugins; the built-in one is ``trn2``.
+tile dtypes). Concrete models are plugins; the built-in ones are ``trn2`` (Trainium) and
+``tenstorrent`` (Grayskull, Wormhole B0, Blackhole), picked by ``model_for(target)``.
 
 Every figure a cost model gives is modeled, not measured.
 """
@@ -9,7 +10,7 @@ from nkigym_graph.cost.dtypes import DEFAULT_DTYPE, dtype_of, tile_dtypes
 from nkigym_graph.cost.errors import CostModelError
 from nkigym_graph.cost.liveness import Interval, Peak, peak_live, peak_usage
 from nkigym_graph.cost.protocol import CostModel
-from nkigym_graph.cost.registry import DEFAULT_MODEL, cost_models, estimate, get_cost_model
+from nkigym_graph.cost.registry import DEFAULT_MODEL, cost_models, estimate, get_cost_model, model_for
 from nkigym_graph.cost.report import CostReport
 from nkigym_graph.cost.schedule import Schedule, Task, list_schedule, node_schedule
 from nkigym_graph.dtypes import itemsize
@@ -30,6 +31,7 @@ __all__ = [
     "get_cost_model",
     "itemsize",
     "list_schedule",
+    "model_for",
     "node_schedule",
     "peak_live",
     "peak_usage",

@@ -1,7 +1,11 @@
 """The cost-model protocol: a ``name`` and ``estimate(program) -> CostReport``.
 
 Cost models are plugins (``nkigym_graph_register_cost_models``), instantiated once
-without arguments; the built-in one is ``trn2`` (``nkigym_graph_plugins.trn2_cost``).
+without arguments; the built-in ones are ``trn2`` (``nkigym_graph_plugins.trn2_cost``,
+Trainium) and ``tenstorrent`` (``nkigym_graph_plugins.tenstorrent_cost``). A model may
+name the target families it prices in a ``families`` tuple (``("neuron",)``,
+``("tenstorrent",)``): ``estimate`` and ``search`` pick the model of a program's target
+family when none is given.
 """
 
 from __future__ import annotations

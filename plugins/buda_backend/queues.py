@@ -3,7 +3,9 @@
 Every queue has one buffer per core of its grid. Buffers are spread over the DRAM
 channels in turn and laid out back to back in each channel from ``0x10000000``, each
 ``header + entries x t x tiles x tile bytes`` long (the size the checker's overlap rule
-uses), aligned to 256 bytes, so no two buffers of a channel overlap.
+uses), aligned to 256 bytes, so no two buffers of a channel overlap. A host input queue
+is split into as many buffers as there are DRAM channels (a grid dividing its tiles), so
+reading it uses every channel's bandwidth, not one channel's.
 """
 
 from __future__ import annotations
@@ -80,10 +82,29 @@ def queue_spec(
     }
 
 
+def spread_grid(tiles: Pair, channels: int) -> Pair:
+    """The grid of at most ``channels`` buffers that divides ``tiles`` with the most buffers
+    (rows first).
+
+    >>> spread_grid((32, 32), 6), spread_grid((1, 4), 8), spread_grid((1, 1), 6)
+    ((2, 3), (1, 4), (1, 1))
+    """
+    best = (1, 1)
+    for rows in range(1, min(tiles[0], channels) + 1):
+        if tiles[0] % rows:
+            continue
+        cols = max(c for c in range(1, channels // rows + 1) if tiles[1] % c == 0)
+        if rows * cols > best[0] * best[1]:
+            best = (rows, cols)
+    return best
+
+
 def host_queue(shape: Pair, arch: Arch, dram: DramAllocator) -> dict[str, Any]:
-    """A one-core host input queue holding a tensor of ``shape`` elements (padded to tiles)."""
+    """A host input queue holding a tensor of ``shape`` elements (padded to tiles), one
+    buffer per DRAM channel where its tiles divide so (:func:`spread_grid`)."""
     tiles = tile_shape(shape)
-    return queue_spec("HOST", (1, 1), Blocking((1, 1), [tiles], arch.dest_tiles).dims(tiles), arch, dram)
+    grid = spread_grid(tiles, arch.dram_channels)
+    return queue_spec("HOST", grid, Blocking(grid, [tiles], arch.dest_tiles).dims(tiles), arch, dram)
 
 
 def describe_source(source: ParamSource | ConstSource) -> dict[str, Any]:
