@@ -19,21 +19,22 @@ Semantics:
   ``input_<i>_tms`` (``broadcast``, ``transpose``, ``hslice``/``hstack``/``vslice``/``vstack``),
   and a queue's ``input_tms`` apply to what it stores;
 - ``matmul`` contracts the full inner dim (``m_k * u_kt`` tiles: the m_k partial products
-  accumulate), adds a ``bias: true`` third input (row 0 of each tile broadcast), and sums
-  over ``t`` with ``accumulate: true``; ``reduce`` over ``r``/``c``/``z`` with ``max`` or
-  ``sum``; elementwise ops as in :mod:`nkigym_graph.buda.numerics`; ``relu_en`` on any op;
+  accumulate, the running sum stored in ``intermed_df`` between steps), adds a ``bias:
+  true`` third input (row 0 of each tile broadcast), and sums over ``t`` with
+  ``accumulate: true``; ``reduce`` over ``r``/``c``/``z`` with ``max`` or ``sum``;
+  elementwise ops as in :mod:`nkigym_graph.buda.numerics`; ``relu_en`` on any op;
 - fused ops run schedule by schedule (:mod:`nkigym_graph.buda.fused_eval`).
 
 Not modelled: queue ``entries`` and a graph's ``input_count`` (each ``execute`` processes one
 entry), queue-pointer settings, math fidelity, the precision of the FPU's source registers
-and of dest while a matmul accumulates, integer formats, and ops without a numpy
-meaning here (``dropout``, quantization ops, splice, embedding, depthwise, sparse matmul).
+and of dest while a matmul accumulates within one ``m_k`` step, integer formats, and ops
+without a numpy meaning here (``dropout``, quantization ops, splice, embedding, depthwise, sparse matmul).
 Anything it cannot evaluate raises :class:`NetlistEvaluationError` naming the op.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -104,6 +105,11 @@ def _dependency_order(ops: Mapping[str, Op], graph: str) -> list[Op]:
     return order
 
 
+def _spill(df: str | None) -> Callable[[Array], Array]:
+    """What keeping a matmul's partial sum in the intermediate buffer does to it."""
+    return lambda partial: quantize(partial, df)
+
+
 def _compute(netlist: Netlist, op: Op, operands: list[Array]) -> Array:
     attributes = op.attributes
     if op.type == "fused_op":
@@ -113,7 +119,9 @@ def _compute(netlist: Netlist, op: Op, operands: list[Array]) -> Array:
         return run_fused_op(op, fused, operands)
     if op.type == "matmul":
         m_k, u_kt = attributes.get("m_k"), attributes.get("u_kt")
-        out = numerics.matmul(operands[0], operands[1], m_k and int(m_k), u_kt and int(u_kt))
+        out = numerics.matmul(
+            operands[0], operands[1], m_k and int(m_k), u_kt and int(u_kt), _spill(op.intermed_df)
+        )
         if attributes.get("bias"):
             out = out + numerics.tile_broadcast(operands[2], "r")
         return out.sum(axis=0, keepdims=True) if attributes.get("accumulate") else out

@@ -39,9 +39,11 @@ def _operand(
     raise NetlistEvaluationError(where, f"operand '{name}' is not an input, intermediate or dest")
 
 
-def _compute(sub: SubOp, operands: list[Array]) -> Array:
-    if sub.is_matmul:
-        return numerics.matmul(operands[0], operands[1], sub.m_k, sub.u_kt)
+def _compute(sub: SubOp, operands: list[Array], intermed_df: str | None) -> Array:
+    if sub.is_matmul:  # m_k > 1: the partial sum waits in the output intermediate
+        return numerics.matmul(
+            operands[0], operands[1], sub.m_k, sub.u_kt, lambda partial: quantize(partial, intermed_df)
+        )
     if sub.is_reduce:
         return numerics.reduce(operands[0], str(sub.reduce_dim), str(sub.reduce_type))
     return numerics.elementwise(sub.type, operands, sub.attributes)
@@ -62,7 +64,7 @@ def run_fused_op(op: Op, fused: FusedOp, inputs: list[Array]) -> Array:
         operands = [_operand(name, inputs, intermed, dest, where) for name in sub.inputs]
         try:
             operands = [numerics.apply_tms(x, sub.input_tms(i)) for i, x in enumerate(operands)]
-            result = _compute(sub, operands)
+            result = _compute(sub, operands, op.intermed_df)
         except numerics.MALFORMED as exc:
             raise NetlistEvaluationError(where, str(exc)) from exc
         if sub.attributes.get("relu_en"):

@@ -99,6 +99,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("program", metavar="PROGRAM.nkg")
     p.add_argument("--backend", default="nki")
     p.add_argument("--arch", help="buda: grayskull, wormhole_b0 (default) or blackhole")
+    p.add_argument(
+        "--df",
+        help="buda: data format of queues and op data: Bfp8_b, Float16_b, Float16 or Float32 "
+        "(default: the program's dtype)",
+    )
     p.add_argument("-o", "--output")
     p.set_defaults(run=commands.emit)
 

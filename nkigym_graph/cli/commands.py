@@ -86,6 +86,8 @@ def search(args: argparse.Namespace) -> int:
 def emit(args: argparse.Namespace) -> int:
     program = _read(args.program)
     options = {"arch": args.arch} if args.arch else {}
+    if args.df:
+        options["df"] = args.df
     artifact = ng.emit_artifact(program, backend=args.backend, **options)
     if args.output:
         Path(args.output).write_text(artifact.text)

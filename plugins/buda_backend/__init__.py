@@ -6,6 +6,8 @@
 (``host_queues``), where each program output is (``outputs``) and which rules kept nodes
 apart (``fusion_splits``). ``arch`` is ``grayskull``, ``wormhole_b0`` or ``blackhole``; it
 defaults to the program's target when that is a Tenstorrent one, else ``wormhole_b0``.
+``df`` picks the data format of queues and op data (``Bfp8_b``, ``Float16_b``,
+``Float16``, ``Float32``; default: the program's dtype, :mod:`.arch`).
 Every emitted netlist passes ``nkigym_graph.check_netlist``; the backend raises
 :class:`BudaEmitError` rather than return one that does not.
 
@@ -60,16 +62,17 @@ class BudaBackend(Backend):
     def emit(self, program: Program, target: Target, **options: Any) -> Artifact:
         arch = options.pop("arch", None)
         allow_over_limit = bool(options.pop("allow_over_limit", False))
+        df = options.pop("df", None)
         if options:
             raise BudaEmitError(
                 f"unknown option(s) {sorted(options)} for the buda backend; "
-                "it takes arch= and allow_over_limit="
+                "it takes arch=, df= and allow_over_limit="
             )
         if arch is None:
             arch = target if target.family == "tenstorrent" else DEFAULT_ARCH
         dtypes = {param.dtype for param in program.params}
         dtype = dtypes.pop() if len(dtypes) == 1 else None
-        return emit_netlist(program, get_arch(arch, dtype), allow_over_limit)
+        return emit_netlist(program, get_arch(arch, dtype, df), allow_over_limit)
 
 
 @hookimpl

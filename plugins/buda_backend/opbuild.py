@@ -110,7 +110,7 @@ def _op_spec(
         "ublock_order": "r",
         "in_df": [arch.df] * len(names),
         "out_df": arch.df,
-        "intermed_df": arch.df,
+        "intermed_df": arch.intermed_df,
         "acc_df": arch.acc_df,
         "math_fidelity": arch.math_fidelity,
         "untilize_output": False,

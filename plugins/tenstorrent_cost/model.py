@@ -31,12 +31,16 @@ INFEASIBLE_SECONDS = 1.0
 
 
 class TenstorrentCostModel:
-    """Prices Tenstorrent programs as the Buda backend emits them (see the module docstring)."""
+    """Prices Tenstorrent programs as the Buda backend emits them (see the module docstring).
+
+    ``df`` prices the netlist emitted with that data format (``emit_artifact(...,
+    df="Bfp8_b")``); the registered instance prices the default emission."""
 
     name = "tenstorrent"
     families = ("tenstorrent",)
 
-    def __init__(self) -> None:
+    def __init__(self, df: str | None = None) -> None:
+        self.df = df
         self._reports: OrderedDict[tuple[str, str], CostReport] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -63,7 +67,7 @@ class TenstorrentCostModel:
     def price(self, program: Program) -> NetlistPrice:
         """The priced netlist of ``program`` (per op; raises the backend's error)."""
         dtypes = {param.dtype for param in program.params}
-        arch = get_arch(program.target, dtypes.pop() if len(dtypes) == 1 else None)
+        arch = get_arch(program.target, dtypes.pop() if len(dtypes) == 1 else None, self.df)
         return price_netlist(load_netlist(netlist_document(program, arch)), program.target)
 
     def _estimate(self, program: Program) -> CostReport:

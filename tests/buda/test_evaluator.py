@@ -107,7 +107,13 @@ def test_fused_matmul_bias_relu() -> None:
     x, w = normal(128, 96, dtype=bf16), normal(96, 64, dtype=bf16)
     bias = normal(32, 64, dtype=bf16)  # a tile row; row 0 is the bias
     out = evaluate_netlist(path, {"x": x, "w": w, "bias": bias})["y"]
-    expected = np.maximum(x @ w + bias[0], 0.0)
+    # m_k = 3 steps of one tile: the partial sum waits in intermed0 (Float16_b) between them
+    partial = x[:, :32] @ w[:32]
+    for k in (1, 2):
+        partial = (
+            partial.astype(bf16).astype(np.float64) + x[:, 32 * k : 32 * k + 32] @ w[32 * k : 32 * k + 32]
+        )
+    expected = np.maximum(partial.astype(bf16).astype(np.float64) + bias[0], 0.0)
     assert out.shape == (128, 64)
     assert (out == 0).any() and (out > 0).any()
     assert np.array_equal(out, out.astype(bf16).astype(np.float32))  # stored as Float16_b
