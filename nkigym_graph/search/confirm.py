@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from nkigym_graph.numeric import errors, magnitude
-from nkigym_graph.program import Program
+from nkigym_graph.ir.program import Program
+from nkigym_graph.numeric.compare import errors, magnitude
 
 FORMAT_RTOL = {"Float32": 1e-5, "Float16": 2.0**-9, "Float16_b": 2.0**-6, "Bfp8_b": 2.0**-4}
 """How close a netlist's evaluation is to the program's, relative to the largest output, by
@@ -60,15 +60,14 @@ def _inputs(program: Program, seed: int) -> dict[str, np.ndarray]:
 def confirm_with_netlist(program: Program, seed: int = 0) -> NetlistConfirmation:
     """Emit ``program`` as a Buda netlist for its target, check it strictly and compare its
     numpy evaluation with the program's on random inputs."""
-    from nkigym_graph.backend import emit_artifact
     from nkigym_graph.buda import check_netlist
-    from nkigym_graph.interpreter import interpret
-    from nkigym_graph_plugins.buda_backend import run_netlist
+    from nkigym_graph.numeric.interpreter import interpret
+    from nkigym_graph.plugin.backends import backends, emit_artifact
 
     artifact = emit_artifact(program, backend="buda")
     violations = tuple(str(v) for v in check_netlist(artifact.parsed, program.target, strict=True))
     inputs = _inputs(program, seed)
-    got = run_netlist(artifact, inputs)
+    got = backends()["buda"].run(artifact, inputs)
     expected: Any = interpret(program, **inputs)
     expected = expected if isinstance(expected, tuple) else (expected,)
     names = program.returns or tuple(sorted(got))

@@ -10,7 +10,7 @@ size-1 axis of ``tensor_reduce``). Input labels the destination lacks are reduce
 over (``K``; the reduced ``free`` axis). So a size mismatch is reported at the call
 that causes it.
 
->>> from nkigym_graph.ops import NC_MATMUL
+>>> from nkigym_graph.ir.ops import NC_MATMUL
 >>> trace = Trace()
 >>> a, b = trace.param("a", (256, 128)), trace.param("b", (256, 512))
 >>> trace.record(NC_MATMUL, (a, b), ()).shape
@@ -22,8 +22,8 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 from nkigym_graph.errors import TilingError
-from nkigym_graph.ops.base import Op, ShapeError
-from nkigym_graph.statement import Attrs
+from nkigym_graph.ir.ops.base import Op, ShapeError
+from nkigym_graph.ir.statement import Attrs
 from nkigym_graph.tiling.axes import AxisUnion
 
 

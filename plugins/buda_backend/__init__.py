@@ -37,12 +37,13 @@ Choices, documented in the modules that make them:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from nkigym_graph import hookimpl
-from nkigym_graph.backend import Artifact, Backend
-from nkigym_graph.program import Program
-from nkigym_graph.targets import Target
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.plugin.protocols import Artifact, Backend
 
 from .arch import get_arch
 from .emit import emit_netlist
@@ -73,6 +74,10 @@ class BudaBackend(Backend):
         dtypes = {param.dtype for param in program.params}
         dtype = dtypes.pop() if len(dtypes) == 1 else None
         return emit_netlist(program, get_arch(arch, dtype, df), allow_over_limit)
+
+    def run(self, artifact: Artifact, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """The netlist evaluated in numpy (:func:`run_netlist`)."""
+        return dict(run_netlist(artifact, inputs))
 
 
 @hookimpl

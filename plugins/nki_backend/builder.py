@@ -16,13 +16,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from nkigym_graph.program import Program
-from nkigym_graph.statement import Operand, Statement
-from nkigym_graph.targets import Target
-from nkigym_graph.variables import INTERMEDIATE
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Operand, Statement
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.ir.variables import INTERMEDIATE
 
 from .errors import NkiEmitError
-from .ir import Alloc, Arg, Assign, Call, Group, Hbm, Instr, Ref, Tile, const_slices, whole
+from .ir import Affine, Alloc, Arg, Assign, Call, Group, Hbm, Instr, Pool, Ref, Tile, const_slices, whole
 from .names import NKI_ITEMSIZE, NameTable, identifier
 
 PSUM_DTYPE = "nl.float32"
@@ -75,6 +75,9 @@ class KernelBuilder:
             self.hbm[param.name] = Hbm(name, tuple(param.shape))
             self.params.append(name)
         self.tiles: dict[str, Tile] = {}
+        self.slots: dict[str, tuple[Pool, int]] = {}
+        """Planned kernels: the rotating buffer each variable lives in now (see ``.planned``)."""
+        self.planned = False
         self.copies: dict[str, Tile] = {}
         self.psum_vars = self._psum_variables()
         self.groups: list[Group] = []
@@ -177,13 +180,18 @@ class KernelBuilder:
 
     @staticmethod
     def is_psum(ref: Ref) -> bool:
-        return isinstance(ref.base, Tile) and ref.base.buffer == "psum"
+        return isinstance(ref.base, Tile | Pool) and ref.base.buffer == "psum"
 
     @staticmethod
     def dtype_of(ref: Ref) -> str:
         """Code text of an on-chip region's dtype."""
-        assert isinstance(ref.base, Tile)
+        assert isinstance(ref.base, Tile | Pool)
         return ref.base.dtype
+
+    def slot_ref(self, operand: Operand) -> Ref:
+        """The region of ``operand`` in the rotating buffer its variable occupies."""
+        pool, index = self.slots[operand.var]
+        return Ref(pool, const_slices(operand.slices), Affine(index))
 
     def declare_output(self, var: str, shape: tuple[int, ...]) -> Hbm:
         """Name the HBM output ``var``."""
@@ -201,6 +209,8 @@ class KernelBuilder:
         """The region a statement writes (allocating the variable's tile on its first write)."""
         if operand.var in self.hbm:
             return Ref(self.hbm[operand.var], const_slices(operand.slices))
+        if operand.var in self.slots:
+            return self.slot_ref(operand)
         self.copies.pop(operand.var, None)
         return Ref(self.allocate(operand.var), const_slices(operand.slices))
 
@@ -209,6 +219,12 @@ class KernelBuilder:
         var = operand.var
         if var in self.hbm:
             raise NkiEmitError(f"reads HBM tensor {var!r} directly; load it into SBUF first", statement)
+        if var in self.slots:
+            if sbuf and var in self.psum_vars:
+                raise NkiEmitError(
+                    f"reads PSUM tile {var!r} where SBUF is needed (the plan evicts it)", statement
+                )
+            return self.slot_ref(operand)
         if var not in self.tiles:
             raise NkiEmitError(f"reads {var!r} before any statement writes it", statement)
         if var in self.psum_vars:

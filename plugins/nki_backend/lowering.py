@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from nkigym_graph.literals import format_literal
-from nkigym_graph.statement import Statement
+from nkigym_graph.ir.literals import format_literal
+from nkigym_graph.ir.statement import Statement
 
 from .builder import KernelBuilder, Lowering
 from .coverage import covers
@@ -133,7 +133,8 @@ class MatmulLowering(_Base):
         var = stmt.dst.var
         if kb.in_psum(var):
             dst = kb.write(stmt.dst)
-            overwrite = not stmt.accumulate and kb.program.definition_of(var) != node
+            # a rotating PSUM buffer was written before: a planned kernel's first write overwrites
+            overwrite = not stmt.accumulate and (kb.planned or kb.program.definition_of(var) != node)
             extra = (("accumulate", "False"),) if overwrite else ()
             kb.call("nisa.nc_matmul", ("dst", dst), ("stationary", stationary), ("moving", moving), *extra)
             return

@@ -20,7 +20,7 @@ from nkigym_graph.buda import load_netlist
 from nkigym_graph.buda.timing import NetlistPrice, arch_constants, price_netlist
 from nkigym_graph.cost import CostModelError, CostReport
 from nkigym_graph.errors import NkigymError
-from nkigym_graph.program import Program
+from nkigym_graph.ir.program import Program
 from nkigym_graph_plugins.buda_backend.arch import get_arch
 from nkigym_graph_plugins.buda_backend.emit import netlist_document
 

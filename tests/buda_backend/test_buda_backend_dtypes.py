@@ -9,7 +9,7 @@ from buda_backend.programs import assert_matches_program
 
 import nkigym_graph as ng
 from nkigym_graph.buda.quantize import quantize
-from nkigym_graph.dtypes import resolve_dtype
+from nkigym_graph.ir.dtypes import resolve_dtype
 from nkigym_graph_plugins.buda_backend import run_netlist
 
 

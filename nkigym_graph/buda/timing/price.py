@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from nkigym_graph.buda.formats import TILE_BYTES
-from nkigym_graph.buda.model import Dims, FusedOp, Op, Queue, SubOp
+from nkigym_graph.buda.model import Dims, FusedOp, NetlistOp, Queue, SubOp
 from nkigym_graph.buda.netlist import Netlist
 from nkigym_graph.buda.optypes import SFPU
 from nkigym_graph.buda.program import graph_runs
@@ -47,7 +47,7 @@ from nkigym_graph.buda.timing.constants import (
     arch_constants,
 )
 from nkigym_graph.buda.tms import Tm
-from nkigym_graph.targets import Target
+from nkigym_graph.ir.targets import Target
 
 DEFAULT_DF = "Float16_b"
 
@@ -142,7 +142,7 @@ def _shape_after(shape: tuple[int, int, int], tms: tuple[Tm, ...]) -> tuple[int,
     return t, r, c
 
 
-def _tiles(source: Queue | Op) -> tuple[int, int, int]:
+def _tiles(source: Queue | NetlistOp) -> tuple[int, int, int]:
     t, rows, cols = source.shape
     return t, rows // 32, cols // 32
 
@@ -208,7 +208,7 @@ class _Pricer:
             return m_k, u_kt
         return 1, dims.cols  # a netlist without them is rejected by the checker
 
-    def _plain(self, op: Op, phases: int) -> Engines:
+    def _plain(self, op: NetlistOp, phases: int) -> Engines:
         dims, t = op.dims, op.t
         if op.type == "matmul":
             dfs = (op.in_df[0] if op.in_df else None, op.in_df[1] if len(op.in_df) > 1 else None)
@@ -222,7 +222,7 @@ class _Pricer:
             in_tiles = dims.rows * dims.cols * t * m_k * u_kt
         return self.elementwise(op.type, dims, t, in_dfs, op.out_df, phases, in_tiles)
 
-    def _operand_df(self, op: Op, name: str) -> str | None:
+    def _operand_df(self, op: NetlistOp, name: str) -> str | None:
         """Data format an operand is unpacked from (None: dest, nothing to unpack)."""
         if name == "dest":
             return None
@@ -231,12 +231,12 @@ class _Pricer:
             return op.in_df[index] if index < len(op.in_df) else DEFAULT_DF
         return op.intermed_df
 
-    def _output_df(self, op: Op, sub: SubOp) -> str | None:
+    def _output_df(self, op: NetlistOp, sub: SubOp) -> str | None:
         if sub.output == "dest":
             return None
         return op.out_df if sub.output == "output" else op.intermed_df
 
-    def _fused(self, op: Op, fused: FusedOp, phases: int) -> Engines:
+    def _fused(self, op: NetlistOp, fused: FusedOp, phases: int) -> Engines:
         total = Engines()
         for _, _, sub in fused.sub_ops():
             dfs = tuple(self._operand_df(op, name) for name in sub.inputs)
@@ -254,7 +254,7 @@ class _Pricer:
             total.add(part)
         return total
 
-    def _matmul_reads(self, op: Op, fused: FusedOp | None) -> dict[int, tuple[int, Dims, int]]:
+    def _matmul_reads(self, op: NetlistOp, fused: FusedOp | None) -> dict[int, tuple[int, Dims, int]]:
         """``input index -> (position, dims, K tiles)`` of inputs read by a matmul."""
         if fused is None:
             if op.type != "matmul":
@@ -271,7 +271,7 @@ class _Pricer:
                     reads.setdefault(int(name[5:]), (position, sub.dims, m_k * u_kt))
         return reads
 
-    def _input_tiles_per_core(self, op: Op, fused: FusedOp | None) -> list[tuple[float, str | None]]:
+    def _input_tiles_per_core(self, op: NetlistOp, fused: FusedOp | None) -> list[tuple[float, str | None]]:
         """``(tiles, df)`` each core receives of each input."""
         rows, cols = op.cores
         cores = rows * cols
@@ -289,7 +289,7 @@ class _Pricer:
                 out.append((t * r * c / cores, df))
         return out
 
-    def _l1(self, op: Op, fused: FusedOp | None) -> int:
+    def _l1(self, op: NetlistOp, fused: FusedOp | None) -> int:
         """Bytes of this op's buffers on one core."""
         out = op.spec.get("buf_size_mb", 2)
         mblock_tiles = op.dims.rows * op.dims.cols
@@ -314,7 +314,7 @@ class _Pricer:
             total += mblock_tiles * _tile_bytes(op.intermed_df)
         return total
 
-    def op(self, op: Op) -> OpPrice:
+    def op(self, op: NetlistOp) -> OpPrice:
         phases = FIDELITY_PHASES.get(op.math_fidelity or "HiFi4", 4)
         fused = self.netlist.fused_ops.get(op.fused_op_id or "") if op.type == "fused_op" else None
         engines = self._fused(op, fused, phases) if fused is not None else self._plain(op, phases)
@@ -414,7 +414,7 @@ class _Pricer:
         )  # fmt: skip
 
 
-def _has_matmul(netlist: Netlist, op: Op) -> bool:
+def _has_matmul(netlist: Netlist, op: NetlistOp) -> bool:
     if op.type == "matmul":
         return True
     fused = netlist.fused_ops.get(op.fused_op_id or "") if op.type == "fused_op" else None
