@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import Any
 
 from nkigym_graph.buda import load_netlist
 from nkigym_graph.buda.timing import NetlistPrice, arch_constants, price_netlist
@@ -63,6 +64,12 @@ class TenstorrentCostModel:
             while len(self._reports) > CACHE_SIZE:
                 self._reports.popitem(last=False)
         return report
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (TenstorrentCostModel, (self.df,))  # sent to worker processes without its cache
+
+    def __repr__(self) -> str:
+        return f"<cost model tenstorrent{'' if self.df is None else f' df={self.df}'}>"
 
     def price(self, program: Program) -> NetlistPrice:
         """The priced netlist of ``program`` (per op; raises the backend's error)."""

@@ -85,3 +85,13 @@ def test_search_and_estimate_work_on_every_tenstorrent_target(target: ng.Target)
 def test_search_confirmation_can_be_switched_off() -> None:
     program = ng.tile(matmul, _shapes("matmul", 64), target=ng.WORMHOLE_B0)
     assert ng.search(program, progress=False, confirm=False).netlist is None
+
+
+def test_a_process_pool_search_gives_the_in_process_result() -> None:
+    from concurrent.futures import ProcessPoolExecutor
+
+    program = ng.tile(matmul_bias_gelu, _shapes("matmul_bias_gelu", 128), target=ng.WORMHOLE_B0)
+    alone = ng.search(program, strategy="beam", seed=0, progress=False, confirm=False)
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        spread = ng.search(program, strategy="beam", seed=0, executor=pool, progress=False, confirm=False)
+    assert spread.best == alone.best and spread.cost.seconds == alone.cost.seconds
