@@ -133,10 +133,12 @@ def test_estimate_needs_a_program(program: object) -> None:
         ng.estimate(program)  # type: ignore[arg-type]
 
 
-def test_search_on_a_tenstorrent_target_names_what_is_available() -> None:
+def test_search_on_a_tenstorrent_target_with_the_trainium_model_names_the_right_one() -> None:
     program = tiled_matmul(64, 64, 64, tile=32, target=ng.WORMHOLE_B0)
-    with pytest.raises(CostModelError, match=r"prices Trainium targets \(trn1, trn2\); target 'wormhole_b0'"):
-        ng.search(program, budget=2)
+    refusal = r"prices Trainium targets \(trn1, trn2\); .*the tenstorrent cost model"
+    with pytest.raises(CostModelError, match=refusal):
+        ng.search(program, budget=2, cost_model="trn2")
+    assert ng.search(program, budget=2).cost.model == "tenstorrent"
 
 
 @pytest.mark.parametrize("emit", [ng.emit, ng.emit_artifact])

@@ -9,10 +9,12 @@ import pkgutil
 import pytest
 
 import nkigym_graph
+import nkigym_graph_plugins
 
 MODULES = sorted(
     info.name
-    for info in pkgutil.walk_packages(nkigym_graph.__path__, "nkigym_graph.")
+    for package in (nkigym_graph, nkigym_graph_plugins)
+    for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}.")
     if not info.name.endswith("__main__")
 )
 

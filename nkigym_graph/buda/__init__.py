@@ -4,7 +4,9 @@ numpy evaluator.
 - :func:`load_netlist` reads YAML text (a ``str``), a file (a ``Path`` or ``path=``) or a
   parsed map into a :class:`Netlist`, held to :class:`NetlistLimits`.
 - :func:`check_netlist` returns the :class:`Violation` list (empty when the netlist is
-  valid); :data:`RULES` lists every rule (``print(rules_table())``).
+  valid): errors only by default, warnings too with ``strict=True``; :data:`RULES` lists
+  every rule with its severity, enforcement and backend reference
+  (``print(rules_table(details=True))``).
 - :func:`evaluate_netlist` computes the output queues in numpy.
 """
 
@@ -15,6 +17,7 @@ from nkigym_graph.buda.limits import DEFAULT_LIMITS, NetlistLimits
 from nkigym_graph.buda.model import Dims, FusedOp, NetlistOp, Queue, SubOp
 from nkigym_graph.buda.netlist import Netlist, load_netlist
 from nkigym_graph.buda.rules import RULES, Rule, rule_by_id, rules_table
+from nkigym_graph.buda.severity import SEVERITIES, Severity
 from nkigym_graph.buda.tms import Tm
 from nkigym_graph.buda.violation import Violation
 
@@ -24,6 +27,7 @@ Op = NetlistOp
 __all__ = [
     "DEFAULT_LIMITS",
     "RULES",
+    "SEVERITIES",
     "Dims",
     "FusedOp",
     "Netlist",
@@ -34,6 +38,7 @@ __all__ = [
     "Op",
     "Queue",
     "Rule",
+    "Severity",
     "SubOp",
     "Tm",
     "Violation",

@@ -1,9 +1,12 @@
 """The NET2HLKS fused-op constraint checker: runs every rule of
 :data:`nkigym_graph.buda.rules.RULES` and returns the violations.
 
-Typical use by a backend that emits netlists::
+Each violation has a severity (:mod:`nkigym_graph.buda.severity`): by default only
+``error`` ones are returned (what the real backend rejects); ``strict=True`` adds
+``warning`` ones (documented but checked by no backend code), ``min_severity="info"``
+everything. A backend that emits netlists keeps to the stricter reading::
 
-    violations = check_netlist(netlist_yaml)
+    violations = check_netlist(netlist_yaml, strict=True)
     if violations:
         raise SomeError("\n".join(str(v) for v in violations))
 """
@@ -20,6 +23,7 @@ from nkigym_graph.buda.limits import DEFAULT_LIMITS, NetlistLimits
 from nkigym_graph.buda.model import FusedOp, NetlistOp
 from nkigym_graph.buda.netlist import Netlist, NetlistSource, load_netlist
 from nkigym_graph.buda.rules import RULES, Rule, rule_by_id
+from nkigym_graph.buda.severity import Severity, at_least, check_severity
 from nkigym_graph.buda.violation import Violation
 from nkigym_graph.ir.arguments import describe
 from nkigym_graph.ir.targets import Target
@@ -42,7 +46,8 @@ def _violation(rule: Rule, finding: Finding, fused_op: str | None) -> Violation:
     fused = finding.fused_op if finding.fused_op is not None else fused_op
     where = _location(fused, finding.schedule, finding.sub_op, finding.graph_op)
     message = f"{where}: {finding.text}" if where else finding.text
-    return Violation(rule.id, message, fused, finding.schedule, finding.sub_op, finding.graph_op)
+    severity = finding.severity or rule.severity
+    return Violation(rule.id, message, fused, finding.schedule, finding.sub_op, finding.graph_op, severity)
 
 
 def _check_fused(
@@ -75,8 +80,15 @@ def check_netlist(
     path: str | Path | None = None,
     ignore: Collection[str] = (),
     limits: NetlistLimits = DEFAULT_LIMITS,
+    strict: bool = False,
+    min_severity: Severity | None = None,
 ) -> list[Violation]:
     """Check a netlist against every rule in :data:`RULES`; an empty list means it passes.
+
+    By default only ``error`` violations are returned (the real backend rejects them);
+    ``strict=True`` returns ``warning`` ones too (documented but checked by no backend
+    code); ``min_severity`` (``info``, ``warning`` or ``error``) sets the least severity
+    returned, whatever ``strict`` says.
 
     ``netlist`` is YAML text (a ``str`` is always text), a file (``pathlib.Path``), a
     parsed map or a :class:`Netlist`; ``path=`` reads a file named by a ``str`` or ``Path``.
@@ -90,6 +102,11 @@ def check_netlist(
     """
     if isinstance(ignore, str) or not isinstance(ignore, Collection):
         raise NetlistError(f"ignore must be a list of rule ids, got {describe(ignore)}")
+    if not isinstance(strict, bool):
+        raise NetlistError(f"strict must be True or False, got {describe(strict)}")
+    threshold = (
+        check_severity(min_severity) if min_severity is not None else ("warning" if strict else "error")
+    )
     skipped = {rule_by_id(rule_id).id for rule_id in ignore}
     rules = tuple(rule for rule in RULES if rule.id not in skipped)
     if arch is not None:
@@ -101,7 +118,7 @@ def check_netlist(
     found: list[Violation] = []
     for each in archs:
         for violation in _check_arch(loaded, each, rules):
-            if violation not in seen:
+            if at_least(violation.severity, threshold) and violation not in seen:
                 seen.add(violation)
                 found.append(violation)
     return found

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from nkigym_graph.buda.model import Dims, FusedOp, NetlistOp, SubOp, operand_kind
 from nkigym_graph.buda.netlist import Netlist
+from nkigym_graph.buda.severity import Severity
 from nkigym_graph.buda.tms import Tm
 from nkigym_graph.ir.targets import Target
 
@@ -26,7 +27,9 @@ FP32_ACC_FORMATS = ("Float32", "Int32")
 class Finding:
     """What a rule reports; the checker turns it into a :class:`Violation` with the rule id.
 
-    ``graph_op`` is set when the finding depends on the graph op running the fused op.
+    ``graph_op`` is set when the finding depends on the graph op running the fused op;
+    ``severity`` overrides the rule's own (a rule whose backend check covers only some of
+    the cases it reports gives the others a lower severity).
     """
 
     text: str
@@ -34,6 +37,7 @@ class Finding:
     sub_op: str | None = None
     graph_op: str | None = None
     fused_op: str | None = None
+    severity: Severity | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,10 +94,12 @@ class FusedContext:
         schedule: int | None = None,
         sub_op: SubOp | None = None,
         instance: bool = False,
+        severity: Severity | None = None,
     ) -> Finding:
-        """A finding at a schedule / sub-op; ``instance`` marks it as depending on ``op``."""
+        """A finding at a schedule / sub-op; ``instance`` marks it as depending on ``op``;
+        ``severity`` overrides the rule's."""
         graph_op = self.op.name if instance and self.op is not None else None
-        return Finding(text, schedule, sub_op.name if sub_op else None, graph_op)
+        return Finding(text, schedule, sub_op.name if sub_op else None, graph_op, severity=severity)
 
     @property
     def acc_df(self) -> str | None:

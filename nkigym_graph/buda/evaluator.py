@@ -3,7 +3,11 @@
 Tensors are whole queues: shape ``(t, grid_r * mblock_m * ublock_rt * 32,
 grid_c * mblock_n * ublock_ct * 32)``, or 2-D ``(rows, cols)`` when ``t == 1`` (inputs may be
 given either way; outputs with ``t == 1`` are returned 2-D). Values are computed in float64
-and returned as float32; data formats are recorded in the netlist but not emulated.
+and returned as float32, and rounded to each data format where the netlist stores them:
+a queue's ``df`` (the host's input, an op's output), an op's ``out_df``, a fused op's
+``intermed_df`` (intermediates) and ``acc_df`` (dest) -- float formats by rounding, Bfp
+formats as block floating point with one exponent per 16 values
+(:mod:`nkigym_graph.buda.quantize`).
 
 Semantics:
 
@@ -15,20 +19,22 @@ Semantics:
   ``input_<i>_tms`` (``broadcast``, ``transpose``, ``hslice``/``hstack``/``vslice``/``vstack``),
   and a queue's ``input_tms`` apply to what it stores;
 - ``matmul`` contracts the full inner dim (``m_k * u_kt`` tiles: the m_k partial products
-  accumulate), adds a ``bias: true`` third input (row 0 of each tile broadcast), and sums
-  over ``t`` with ``accumulate: true``; ``reduce`` over ``r``/``c``/``z`` with ``max`` or
-  ``sum``; elementwise ops as in :mod:`nkigym_graph.buda.numerics`; ``relu_en`` on any op;
+  accumulate, the running sum stored in ``intermed_df`` between steps), adds a ``bias:
+  true`` third input (row 0 of each tile broadcast), and sums over ``t`` with
+  ``accumulate: true``; ``reduce`` over ``r``/``c``/``z`` with ``max`` or ``sum``;
+  elementwise ops as in :mod:`nkigym_graph.buda.numerics`; ``relu_en`` on any op;
 - fused ops run schedule by schedule (:mod:`nkigym_graph.buda.fused_eval`).
 
 Not modelled: queue ``entries`` and a graph's ``input_count`` (each ``execute`` processes one
-entry), queue-pointer settings, data formats and math fidelity, and ops without a numpy
-meaning here (``dropout``, quantization ops, splice, embedding, depthwise, sparse matmul).
+entry), queue-pointer settings, math fidelity, the precision of the FPU's source registers
+and of dest while a matmul accumulates within one ``m_k`` step, integer formats, and ops
+without a numpy meaning here (``dropout``, quantization ops, splice, embedding, depthwise, sparse matmul).
 Anything it cannot evaluate raises :class:`NetlistEvaluationError` naming the op.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +46,7 @@ from nkigym_graph.buda.limits import DEFAULT_LIMITS, NetlistLimits, check_evalua
 from nkigym_graph.buda.model import NetlistOp, Queue
 from nkigym_graph.buda.netlist import Netlist, NetlistSource, load_netlist
 from nkigym_graph.buda.program import graph_runs
+from nkigym_graph.buda.quantize import quantize
 from nkigym_graph.ir.arguments import describe
 
 Array = np.ndarray
@@ -73,7 +80,7 @@ def _initial_state(netlist: Netlist, inputs: object) -> dict[str, Array]:
             raise NetlistEvaluationError(
                 f"input '{name}'", f"is not a queue; queues: {sorted(netlist.queues)}"
             )
-        state[name] = _as_queue_tensor(queue, value)
+        state[name] = quantize(_as_queue_tensor(queue, value), queue.df)
     return state
 
 
@@ -98,6 +105,11 @@ def _dependency_order(ops: Mapping[str, NetlistOp], graph: str) -> list[NetlistO
     return order
 
 
+def _spill(df: str | None) -> Callable[[Array], Array]:
+    """What keeping a matmul's partial sum in the intermediate buffer does to it."""
+    return lambda partial: quantize(partial, df)
+
+
 def _compute(netlist: Netlist, op: NetlistOp, operands: list[Array]) -> Array:
     attributes = op.attributes
     if op.type == "fused_op":
@@ -107,7 +119,9 @@ def _compute(netlist: Netlist, op: NetlistOp, operands: list[Array]) -> Array:
         return run_fused_op(op, fused, operands)
     if op.type == "matmul":
         m_k, u_kt = attributes.get("m_k"), attributes.get("u_kt")
-        out = numerics.matmul(operands[0], operands[1], m_k and int(m_k), u_kt and int(u_kt))
+        out = numerics.matmul(
+            operands[0], operands[1], m_k and int(m_k), u_kt and int(u_kt), _spill(op.intermed_df)
+        )
         if attributes.get("bias"):
             out = out + numerics.tile_broadcast(operands[2], "r")
         return out.sum(axis=0, keepdims=True) if attributes.get("accumulate") else out
@@ -130,6 +144,7 @@ def _run_op(netlist: Netlist, op: NetlistOp, operands: list[Array]) -> Array:
         raise NetlistEvaluationError(where, str(exc)) from exc
     if op.type != "fused_op" and op.attributes.get("relu_en"):
         out = numerics.relu(out, op.attributes)
+    out = quantize(out, op.out_df)
     if out.shape != op.shape:
         raise NetlistEvaluationError(where, f"result has shape {out.shape}, the op declares {op.shape}")
     return out
@@ -171,7 +186,7 @@ def _execute(netlist: Netlist, graph: str, state: dict[str, Array]) -> None:
             )
         if ops[queue.input].spec.get("gradient_op"):
             data = data + state.get(queue.name, np.zeros(queue.shape))
-        state[queue.name] = data
+        state[queue.name] = quantize(data, queue.df)
 
 
 def evaluate_netlist(

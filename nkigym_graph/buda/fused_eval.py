@@ -6,8 +6,10 @@ graph op together): operands are ``input<i>`` (the graph op's i-th input after i
 its operands; the result goes to ``intermed<k>``, ``dest`` or ``output``. ``pop`` and
 ``pop_last`` free intermediates after the sub-op (the whole tensor is computed at once, so
 both free at the same point). dest keeps its value only while each following sub-op reads
-it. Reading an empty buffer, or writing an intermediate that still holds a value, is an
-error, as is a result whose shape differs from the sub-op's declared blocks.
+it. Intermediates are stored in the graph op's ``intermed_df`` and dest in its ``acc_df``
+(:func:`~nkigym_graph.buda.quantize.quantize`); the output is rounded by the evaluator.
+Reading an empty buffer, or writing an intermediate that still holds a value, is an error,
+as is a result whose shape differs from the sub-op's declared blocks.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy as np
 from nkigym_graph.buda import numerics
 from nkigym_graph.buda.errors import NetlistEvaluationError
 from nkigym_graph.buda.model import TILE, FusedOp, NetlistOp, SubOp, operand_kind
+from nkigym_graph.buda.quantize import quantize
 
 Array = np.ndarray
 
@@ -36,9 +39,11 @@ def _operand(
     raise NetlistEvaluationError(where, f"operand '{name}' is not an input, intermediate or dest")
 
 
-def _compute(sub: SubOp, operands: list[Array]) -> Array:
-    if sub.is_matmul:
-        return numerics.matmul(operands[0], operands[1], sub.m_k, sub.u_kt)
+def _compute(sub: SubOp, operands: list[Array], intermed_df: str | None) -> Array:
+    if sub.is_matmul:  # m_k > 1: the partial sum waits in the output intermediate
+        return numerics.matmul(
+            operands[0], operands[1], sub.m_k, sub.u_kt, lambda partial: quantize(partial, intermed_df)
+        )
     if sub.is_reduce:
         return numerics.reduce(operands[0], str(sub.reduce_dim), str(sub.reduce_type))
     return numerics.elementwise(sub.type, operands, sub.attributes)
@@ -59,7 +64,7 @@ def run_fused_op(op: NetlistOp, fused: FusedOp, inputs: list[Array]) -> Array:
         operands = [_operand(name, inputs, intermed, dest, where) for name in sub.inputs]
         try:
             operands = [numerics.apply_tms(x, sub.input_tms(i)) for i, x in enumerate(operands)]
-            result = _compute(sub, operands)
+            result = _compute(sub, operands, op.intermed_df)
         except numerics.MALFORMED as exc:
             raise NetlistEvaluationError(where, str(exc)) from exc
         if sub.attributes.get("relu_en"):
@@ -81,9 +86,9 @@ def run_fused_op(op: NetlistOp, fused: FusedOp, inputs: list[Array]) -> Array:
                 raise NetlistEvaluationError(
                     where, f"writes {sub.output}, which still holds a value (missing pop)"
                 )
-            intermed[sub.output] = result
+            intermed[sub.output] = quantize(result, op.intermed_df)
         elif sub.output == "dest":
-            dest = result
+            dest = quantize(result, op.acc_df)
         elif sub.output == "output":
             output = result
         else:

@@ -89,12 +89,22 @@ class SubOp:
     line: int = 0
 
     @property
-    def m_k(self) -> int:
-        return int(self.attributes.get("m_k", 1))
+    def m_k(self) -> int | None:
+        """``attributes.m_k``; None when missing (no default: the backend has none)."""
+        value = self.attributes.get("m_k")
+        return None if value is None else int(value)
 
     @property
-    def u_kt(self) -> int:
-        return int(self.attributes.get("u_kt", 1))
+    def u_kt(self) -> int | None:
+        """``attributes.u_kt``; None when missing."""
+        value = self.attributes.get("u_kt")
+        return None if value is None else int(value)
+
+    @property
+    def inner(self) -> tuple[int, int] | None:
+        """``(m_k, u_kt)``, or None when either is missing (rule ``dims.m_k_u_kt``)."""
+        m_k, u_kt = self.m_k, self.u_kt
+        return None if m_k is None or u_kt is None else (m_k, u_kt)
 
     @property
     def is_matmul(self) -> bool:

@@ -104,15 +104,28 @@ def relu(x: Array, attributes: Mapping[Any, Any]) -> Array:
     return np.where(x > threshold, np.maximum(x, 0.0), 0.0)
 
 
-def matmul(a: Array, b: Array, m_k: int | None, u_kt: int | None) -> Array:
-    """``a @ b`` per ``t``; the inner dim must be ``m_k * u_kt`` tiles when both are given."""
+def matmul(
+    a: Array, b: Array, m_k: int | None, u_kt: int | None, spill: Callable[[Array], Array] | None = None
+) -> Array:
+    """``a @ b`` per ``t``; the inner dim must be ``m_k * u_kt`` tiles when both are given.
+
+    With ``spill``, the inner dim is contracted in ``m_k`` steps of ``u_kt`` tiles and the
+    partial sum between steps is ``spill(partial)``: the backend keeps it in the op's
+    intermediate buffer, in its ``intermed_df``, and reloads it for the next step."""
     if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
         raise ValueError(f"matmul inputs have shapes {a.shape} and {b.shape}")
     if m_k is not None and u_kt is not None and a.shape[2] != m_k * u_kt * TILE:
         raise ValueError(
             f"inner dim is {a.shape[2] // TILE} tiles but m_k * u_kt = {m_k} * {u_kt} = {m_k * u_kt}"
         )
-    return np.matmul(a, b)
+    if spill is None or m_k is None or u_kt is None or m_k <= 1:
+        return np.matmul(a, b)
+    step = u_kt * TILE
+    out = np.matmul(a[:, :, :step], b[:, :step, :])
+    for k in range(1, m_k):
+        part = slice(k * step, (k + 1) * step)
+        out = spill(out) + np.matmul(a[:, :, part], b[:, part, :])
+    return out
 
 
 def reduce(x: Array, dim: str, kind: str, z: int = 1) -> Array:

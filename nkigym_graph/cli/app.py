@@ -99,6 +99,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("program", metavar="PROGRAM.nkg")
     p.add_argument("--backend", default="nki")
     p.add_argument("--arch", help="buda: grayskull, wormhole_b0 (default) or blackhole")
+    p.add_argument(
+        "--df",
+        help="buda: data format of queues and op data: Bfp8_b, Float16_b, Float16 or Float32 "
+        "(default: the program's dtype)",
+    )
     p.add_argument("-o", "--output")
     p.set_defaults(run=commands.emit)
 
@@ -115,9 +120,25 @@ def _parser() -> argparse.ArgumentParser:
 
     profile_command.add_parser(sub)
 
-    p = sub.add_parser("check-netlist", help="check a Buda netlist against the fused-op rules")
-    p.add_argument("netlist", metavar="NETLIST.yaml")
+    p = sub.add_parser(
+        "check-netlist",
+        help="check a Buda netlist against the fused-op rules",
+        description="Check a Buda netlist. Errors (what the real backend rejects) fail the check; "
+        "--strict fails on warnings too (documented, checked by no backend code).",
+    )
+    p.add_argument("netlist", metavar="NETLIST.yaml", nargs="?")
     p.add_argument("--arch")
+    p.add_argument("--strict", action="store_true", help="fail on warnings as well as errors")
+    p.add_argument(
+        "--min-severity",
+        choices=("info", "warning", "error"),
+        help="least severity to print (default: warning; info adds notes on retired rules)",
+    )
+    p.add_argument(
+        "--rules",
+        action="store_true",
+        help="print every rule with its severity, enforcement and backend reference, and exit",
+    )
     p.set_defaults(run=commands.check_netlist)
 
     p = sub.add_parser("dot", help="write a DOT picture of a program (.dot, .svg, .png)")

@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 
 import nkigym_graph as ng
+from nkigym_graph.buda.rules import rules_table
+from nkigym_graph.buda.severity import at_least
 from nkigym_graph.cli.inputs import UsageError, existing_file, load_function, parse_shapes, transform_names
 from nkigym_graph.cli.kernel_process import run_kernel
 from nkigym_graph.cli.listing import op_lines
@@ -84,6 +86,8 @@ def search(args: argparse.Namespace) -> int:
 def emit(args: argparse.Namespace) -> int:
     program = _read(args.program)
     options = {"arch": args.arch} if args.arch else {}
+    if args.df:
+        options["df"] = args.df
     artifact = ng.emit_artifact(program, backend=args.backend, **options)
     if args.output:
         Path(args.output).write_text(artifact.text)
@@ -122,12 +126,23 @@ def simulate(args: argparse.Namespace) -> int:
 
 
 def check_netlist(args: argparse.Namespace) -> int:
+    if args.rules:
+        print(rules_table(details=True))
+        return 0
+    if args.netlist is None:
+        raise UsageError("check-netlist needs a NETLIST.yaml (or --rules to list the rules)")
     path = existing_file(args.netlist)
-    violations = ng.check_netlist(path=path, arch=args.arch)
-    for v in violations:
-        print(f"{v.rule}: {v.message}")
-    print(f"{path}: {len(violations)} violation(s)" if violations else f"{path}: no violations")
-    return 1 if violations else 0
+    found = ng.check_netlist(path=path, arch=args.arch, min_severity="info")
+    threshold = args.min_severity or "warning"
+    for v in found:
+        if at_least(v.severity, threshold):
+            print(f"{v.severity}: {v.rule}: {v.message}")
+    failing = [v for v in found if v.severity == "error" or (args.strict and v.severity == "warning")]
+    counts = ", ".join(f"{sum(v.severity == s for v in found)} {s}(s)" for s in ("error", "warning", "info"))
+    verdict = "fails" if failing else "passes"
+    mode = "; --strict" if args.strict else ""
+    print(f"{path}: no violations" if not found else f"{path}: {verdict} ({counts}{mode})")
+    return 1 if failing else 0
 
 
 def dot(args: argparse.Namespace) -> int:

@@ -1,10 +1,13 @@
-"""Finding cost models by name and ``estimate``.
+"""Finding cost models by name or by target, and ``estimate``.
 
 >>> from nkigym_graph.ir.synthetic import tiled_matmul
 >>> from nkigym_graph_plugins.trn2_cost import Trn2CostModel
 >>> report = estimate(tiled_matmul(256, 256, 256), Trn2CostModel())  # or model="trn2"
 >>> 0 < report.mfu <= 1, report.feasible
 (True, True)
+>>> from nkigym_graph.ir.targets import WORMHOLE_B0
+>>> model_for(WORMHOLE_B0).name, estimate(tiled_matmul(64, 64, 64, tile=32, target=WORMHOLE_B0)).model
+('tenstorrent', 'tenstorrent')
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ from collections.abc import Mapping
 from nkigym_graph.cost.errors import CostModelError
 from nkigym_graph.ir.arguments import require_type
 from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.targets import Target
 from nkigym_graph.plugin.cost_report import CostReport
 from nkigym_graph.plugin.protocols import CostModel
 from nkigym_graph.plugin.registry import lookup, registered_cost_models
 
 DEFAULT_MODEL = "trn2"
+"""The model of NeuronCore programs (``model_for`` picks per target family)."""
 
 
 def cost_models() -> Mapping[str, CostModel]:
@@ -35,10 +40,25 @@ def get_cost_model(model: str | CostModel) -> CostModel:
     return model
 
 
-def estimate(program: Program, model: str | CostModel = DEFAULT_MODEL) -> CostReport:
-    """The modeled cost of ``program`` (modeled by an analytic model, not measured)."""
+def model_for(target: Target) -> CostModel:
+    """The registered cost model that prices ``target``'s family (its ``families``)."""
+    models = cost_models()
+    for model in models.values():
+        if target.family in getattr(model, "families", ()):
+            return model
+    priced = {family: name for name, model in models.items() for family in getattr(model, "families", ())}
+    raise CostModelError(
+        f"no registered cost model prices {target.name} ({target.family} targets); "
+        f"models by family: {priced or 'none'}"
+    )
+
+
+def estimate(program: Program, model: str | CostModel | None = None) -> CostReport:
+    """The modeled cost of ``program`` (modeled by an analytic model, not measured). The
+    model defaults to the one for the program's target (``trn2`` for Trainium,
+    ``tenstorrent`` for Grayskull, Wormhole B0 and Blackhole)."""
     require_type(program, Program, "program", CostModelError, "a Program (from tile or parse_program)")
-    chosen = get_cost_model(model)
+    chosen = model_for(program.target) if model is None else get_cost_model(model)
     report = chosen.estimate(program)
     if not isinstance(report, CostReport):
         raise CostModelError(f"cost model {chosen.name!r} returned {type(report).__name__}, not a CostReport")

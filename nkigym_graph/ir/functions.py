@@ -21,6 +21,16 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return result
 
 
+_SQRT_2_OVER_PI = float(np.sqrt(2.0 / np.pi))
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    """GELU in its tanh form, the one both backends compute (NKI's ``gelu_apprx_tanh``,
+    Buda's ``gelu``): ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
+    result: np.ndarray = 0.5 * x * (1.0 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3)))
+    return result
+
+
 UNARY: Mapping[str, Unary] = MappingProxyType(
     {
         "copy": lambda x: x.copy(),
@@ -29,6 +39,7 @@ UNARY: Mapping[str, Unary] = MappingProxyType(
         "tanh": np.tanh,
         "relu": lambda x: np.maximum(x, 0.0),
         "sigmoid": _sigmoid,
+        "gelu": _gelu,
         "sqrt": np.sqrt,
         "rsqrt": lambda x: 1.0 / np.sqrt(x),
         "reciprocal": lambda x: 1.0 / x,

@@ -126,9 +126,13 @@ def _tenstorrent(name: str, grid: tuple[int, int], cb_limit: int, l1_kib: int, d
         name=name,
         family="tenstorrent",
         partition_size=tile,
-        tile_sizes={"partition": tile, "M": tile, "K": tile, "N": tile, "free": tile},
+        # A netlist op takes whole tensors: a program's tile only bounds the per-core block
+        # (ublock) of the result. Output columns (and a matmul's M) start at one 32x32 tile,
+        # so search can grow the block; a contraction (K) and the rows of elementwise ops
+        # start at 8 tiles (the dest capacity), which the netlist never splits further.
+        tile_sizes={"partition": 8 * tile, "M": tile, "K": 8 * tile, "N": tile, "free": tile},
         # A block of tiles must fit in dest: 8 tiles with 16-bit accumulation, 4 with fp32.
-        # Tiling starts at one 32x32 tile per axis; merges grow blocks up to these sizes.
+        # Merges grow blocks up to these sizes.
         op_limits={
             "load": {"partition": 8 * tile},
             "store": {"partition": 8 * tile},

@@ -1,12 +1,16 @@
 """What plugins hand over besides transforms: backends and cost models.
 
-A backend has a ``name`` and ``emit(program, target, **options) -> Artifact``. The
+A backend has a ``name`` and ``emit(program, target, **options) -> Artifact``, and may
+``run(artifact, inputs)`` to evaluate what it emitted. The
 artifact carries the emitted text (NKI source, netlist YAML), an optional parsed form
 (e.g. the netlist as a dict) and any facts worth reporting (line counts, circular
 buffers, ...). A cost model has a ``name`` and ``estimate(program) -> CostReport``.
 Both are plugins (``nkigym_graph_register_backends``,
 ``nkigym_graph_register_cost_models``), instantiated once without arguments; the
-built-in ones are ``nki``, ``buda`` and ``trn2`` (``nkigym_graph_plugins``).
+built-in ones are ``nki``, ``buda``, ``trn2`` (Trainium) and ``tenstorrent``
+(``nkigym_graph_plugins``). A cost model may name the target families it prices in a
+``families`` tuple (``("neuron",)``, ``("tenstorrent",)``): ``estimate`` and ``search``
+pick the model of a program's target family when none is given.
 """
 
 from __future__ import annotations
@@ -52,6 +56,12 @@ class Backend:
     def emit(self, program: Program, target: Target, **options: Any) -> Artifact:
         """Translate ``program`` for ``target``."""
         raise NotImplementedError
+
+    def run(self, artifact: Artifact, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """The program's outputs by name, computed from ``artifact`` on the program's
+        ``inputs`` (by name) by the backend's own reference evaluation, for backends that
+        have one (``buda`` evaluates its netlist in numpy)."""
+        raise NotImplementedError(f"the {self.name} backend does not run its artifacts")
 
     def __repr__(self) -> str:
         return f"<backend {self.name}>"

@@ -64,6 +64,9 @@ class SearchResult:
     profile: Any = None
     """The best program's emitted NKI kernel timed by ``nki_sim.profile`` (the second
     yardstick; None when not confirmed, e.g. on a target that is not a NeuronCore)."""
+    netlist: Any = None
+    """On a Tenstorrent target, the best program's emitted Buda netlist checked (strict) and
+    evaluated against the program (a ``NetlistConfirmation``; None when not confirmed)."""
 
     @property
     def speedup(self) -> float:
@@ -84,4 +87,5 @@ class SearchResult:
                 if self.profile is not None
                 else ""
             )
+            + (f"; {self.netlist}" if self.netlist is not None else "")
         )

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any
 
-from nkigym_graph.cost import CostModel, get_cost_model
+from nkigym_graph.cost import CostModel, get_cost_model, model_for
 from nkigym_graph.errors import PluginError
 from nkigym_graph.ir.arguments import describe, require_int, require_type
 from nkigym_graph.ir.collector import collector_relaxed
@@ -24,6 +24,7 @@ from nkigym_graph.ir.program import Program
 from nkigym_graph.numeric.equivalence import DEFAULT_MEMO_BYTES, DEFAULT_SAMPLES, VerifySettings
 from nkigym_graph.plugin.transforms import get_transform
 from nkigym_graph.rewriting.transform import Transform
+from nkigym_graph.search.confirm import confirm_with_netlist
 from nkigym_graph.search.errors import SearchError
 from nkigym_graph.search.executors import resolve_executor
 from nkigym_graph.search.progress import Progress
@@ -42,7 +43,7 @@ def search(
     strategy: str = "greedy",
     budget: int | None = None,
     seed: int = 0,
-    cost_model: str | CostModel = "trn2",
+    cost_model: str | CostModel | None = None,
     executor: Executor | str | None = None,
     verify: str = "sampled",
     progress: bool | None = None,
@@ -65,8 +66,12 @@ def search(
     ``"all"`` every element; the best is always checked in full. ``executor``: None
     (in this process), ``"process"`` or an ``Executor``; ``workers=N`` makes a process
     pool of N. ``progress``: a status line on stderr (default: when it is a terminal).
-    ``confirm``: emit the best as an NKI kernel and time it with ``nki_sim.profile``
-    (``result.profile``, the second yardstick; default: on a NeuronCore target).
+    ``cost_model``: a name or instance; default the model of the program's target
+    (``trn2`` for Trainium, ``tenstorrent`` for Grayskull, Wormhole B0 and Blackhole).
+    ``confirm`` (default on): on a NeuronCore target, emit the best as an NKI kernel and
+    time it with ``nki_sim.profile`` (``result.profile``, the second yardstick); on a
+    Tenstorrent target, emit it as a Buda netlist, check it strictly and evaluate it
+    against the program (``result.netlist``).
     """
     require_type(program, Program, "program", SearchError, "a Program (from tile or parse_program)")
     chosen = get_strategy(strategy)
@@ -86,7 +91,7 @@ def search(
     names = [t.name for t in resolved]
     if len(set(names)) != len(names):
         raise SearchError(f"transforms named twice: {names}")
-    model = get_cost_model(cost_model)
+    model = model_for(program.target) if cost_model is None else get_cost_model(cost_model)
     started = time.perf_counter()
     pool, owned = resolve_executor(executor, workers)
     display = Progress(f"search {strategy}", progress)
@@ -125,7 +130,8 @@ def search(
         max_depth=max(s.depth for s in states),
     )
     if confirm is None:
-        confirm = best_program.target.family == "neuron"
+        confirm = True
+    family = best_program.target.family
     return SearchResult(
         best=best_program,
         path=flatten(session.graph.steps_to(best.hash)),
@@ -134,7 +140,8 @@ def search(
         stats=stats,
         graph=session.graph.graph,
         collected=tuple(session.collected),
-        profile=confirm_with_profile(best_program, seed) if confirm else None,
+        profile=confirm_with_profile(best_program, seed) if confirm and family == "neuron" else None,
+        netlist=confirm_with_netlist(best_program, seed) if confirm and family == "tenstorrent" else None,
     )
 
 

@@ -17,7 +17,7 @@ reference result::
 Traceback (most recent call last):
   ...
 nkigym_graph.tiling.errors.OpCallError: activation: op='tanhh' is not one of ['abs', 'copy', \
-'exp', 'log', 'negative', 'reciprocal', 'relu', 'rsqrt', 'sigmoid', 'sqrt', 'square', 'tanh']
+'exp', 'gelu', 'log', 'negative', 'reciprocal', 'relu', 'rsqrt', 'sigmoid', 'sqrt', 'square', 'tanh']
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@
 (``host_queues``), where each program output is (``outputs``) and which rules kept nodes
 apart (``fusion_splits``). ``arch`` is ``grayskull``, ``wormhole_b0`` or ``blackhole``; it
 defaults to the program's target when that is a Tenstorrent one, else ``wormhole_b0``.
+``df`` picks the data format of queues and op data (``Bfp8_b``, ``Float16_b``,
+``Float16``, ``Float32``; default: the program's dtype, :mod:`.arch`).
 Every emitted netlist passes ``nkigym_graph.check_netlist``; the backend raises
 :class:`BudaEmitError` rather than return one that does not.
 
@@ -35,6 +37,7 @@ Choices, documented in the modules that make them:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from nkigym_graph import hookimpl
@@ -60,16 +63,21 @@ class BudaBackend(Backend):
     def emit(self, program: Program, target: Target, **options: Any) -> Artifact:
         arch = options.pop("arch", None)
         allow_over_limit = bool(options.pop("allow_over_limit", False))
+        df = options.pop("df", None)
         if options:
             raise BudaEmitError(
                 f"unknown option(s) {sorted(options)} for the buda backend; "
-                "it takes arch= and allow_over_limit="
+                "it takes arch=, df= and allow_over_limit="
             )
         if arch is None:
             arch = target if target.family == "tenstorrent" else DEFAULT_ARCH
         dtypes = {param.dtype for param in program.params}
         dtype = dtypes.pop() if len(dtypes) == 1 else None
-        return emit_netlist(program, get_arch(arch, dtype), allow_over_limit)
+        return emit_netlist(program, get_arch(arch, dtype, df), allow_over_limit)
+
+    def run(self, artifact: Artifact, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """The netlist evaluated in numpy (:func:`run_netlist`)."""
+        return dict(run_netlist(artifact, inputs))
 
 
 @hookimpl

@@ -4,8 +4,11 @@ The worker grid, NOC count, dest capacity and fused-op limits come from the targ
 facts (``nkigym_graph.ir.targets``); these are the netlist settings the targets do not hold.
 Grayskull has no Float32 accumulation, so its netlists compute in Float16_b (dest then
 holds 8 tiles per ublock); Wormhole B0 and Blackhole use Float32 throughout (4 tiles).
-A bfloat16 (float16) program's queues and op data are Float16_b (Float16) on every arch.
-The numpy evaluator does not emulate data formats.
+A bfloat16 (float16) program's queues and op data are Float16_b (Float16) on every arch;
+``df=`` asks for another data format (``Bfp8_b``: block floating point, one exponent per
+16 values) for queues and op data, accumulation staying the arch's and intermediates
+(matmul partial sums) ``Float16_b``. The numpy evaluator stores values in these formats
+(``nkigym_graph.buda.quantize``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,16 @@ class Arch:
         return self.target.name
 
     @property
+    def intermed_df(self) -> str:
+        """Data format of intermediates (a matmul's partial sums between its ``m_k`` steps,
+        a fused op's intermediate buffers): ``df``, but 16-bit floating point with the same
+        exponent width for a block format, whose shared exponents would otherwise round every
+        partial sum again."""
+        if self.df.startswith("Bfp"):
+            return "Float16_b" if self.df.endswith("_b") else "Float16"
+        return self.df
+
+    @property
     def dest_tiles(self) -> int:
         """Tiles of one ublock that fit in dest with ``acc_df``."""
         return dest_tiles(self.target, self.acc_df)
@@ -58,16 +71,25 @@ _SETTINGS: dict[str, tuple[str, str, str, int]] = {
 
 DATA_FORMATS = {"bfloat16": "Float16_b", "float16": "Float16"}
 """Buda data formats of program dtypes narrower than float32 (float32 uses the arch's)."""
+EMIT_FORMATS = ("Float32", "Float16_b", "Float16", "Bfp8_b")
+"""Data formats ``df=`` may ask for."""
 
 
-def get_arch(target: str | Target, dtype: str | None = None) -> Arch:
+def get_arch(target: str | Target, dtype: str | None = None, df: str | None = None) -> Arch:
     """The netlist settings for a Tenstorrent architecture name or target; a program of
-    ``dtype`` bfloat16 or float16 keeps it in queues and op data (``acc_df`` is the arch's)."""
+    ``dtype`` bfloat16 or float16 keeps it in queues and op data, ``df`` (one of
+    :data:`EMIT_FORMATS`) overrides it (``acc_df`` is the arch's either way)."""
     try:
         resolved = arch_target(target)
     except Exception as err:  # NetlistError for names, or a Trainium target
         raise BudaEmitError(f"no Buda architecture for {target!r}: {err}") from None
     if resolved.name not in _SETTINGS:
         raise BudaEmitError(f"no netlist settings for architecture {resolved.name!r}")
-    df, acc_df, fidelity, channels = _SETTINGS[resolved.name]
-    return Arch(resolved, DATA_FORMATS.get(str(dtype), df), acc_df, fidelity, channels)
+    data, acc_df, fidelity, channels = _SETTINGS[resolved.name]
+    if df is not None:
+        if df not in EMIT_FORMATS:
+            raise BudaEmitError(f"df must be one of {', '.join(EMIT_FORMATS)}, got {df!r}")
+        if df == "Float32" and acc_df != "Float32":
+            raise BudaEmitError(f"{resolved.name} has no Float32 data path; use Float16_b or Bfp8_b")
+        return Arch(resolved, df, acc_df, fidelity, channels)
+    return Arch(resolved, DATA_FORMATS.get(str(dtype), data), acc_df, fidelity, channels)

@@ -3,11 +3,15 @@
 A tensor of ``R x C`` tiles on a ``[gr, gc]`` grid gives each core ``R/gr x C/gc`` tiles,
 split into ``mblock`` ublocks of ``ublock`` tiles. One op's tensors share the ublock row
 count (so a fused op never reblocks between sub-ops); each width gets the widest ublock
-column count that divides it and fits dest, then the rows take what dest has left.
+column count that divides it, fits dest and the ``bound``, then the rows take what dest
+has left, up to the bound. The bound is the program's tile of the op's result, in tiles:
+a program tiled one 32x32 tile at a time computes 1x1-tile ublocks, a merged one larger.
 
 >>> b = Blocking((2, 1), [(4, 3), (4, 1)], dest=4)
 >>> b.dims((4, 3)), b.dims((4, 1))
 (((2, 1), (1, 3)), ((2, 1), (1, 1)))
+>>> Blocking((2, 1), [(4, 3)], dest=4, bound=(1, 1)).dims((4, 3))
+((2, 3), (1, 1))
 """
 
 from __future__ import annotations
@@ -23,21 +27,23 @@ Pair = tuple[int, int]
 class Blocking:
     """mblock / ublock of every tensor of one op (sizes in tiles, whole tensors)."""
 
-    def __init__(self, grid: Pair, shapes: Sequence[Pair], dest: int) -> None:
+    def __init__(self, grid: Pair, shapes: Sequence[Pair], dest: int, bound: Pair | None = None) -> None:
         self.grid = grid
         self.dest = dest
+        self.bound = bound or (dest, dest)
         rows = [r // grid[0] for r, _ in shapes]
         widths = {c // grid[1] for _, c in shapes}
-        self.columns = {w: largest_divisor(w, dest) for w in widths}
+        self.columns = {w: largest_divisor(w, min(dest, self.bound[1])) for w in widths}
         widest = max(self.columns.values(), default=1)
         common = 0
         for r in rows:
             common = gcd(common, r)
-        self.rows = largest_divisor(max(common, 1), dest // widest)
+        self.rows = largest_divisor(max(common, 1), min(dest // widest, self.bound[0]))
 
     def ublock(self, shape: Pair) -> Pair:
         width = shape[1] // self.grid[1]
-        return (self.rows, self.columns.get(width) or largest_divisor(width, self.dest // self.rows))
+        fallback = largest_divisor(width, min(self.dest // self.rows, self.bound[1]))
+        return (self.rows, self.columns.get(width) or fallback)
 
     def dims(self, shape: Pair) -> tuple[Pair, Pair]:
         """``(mblock, ublock)`` of a tensor of ``shape`` tiles."""

@@ -3,12 +3,15 @@
 1. :func:`.lift.lift` recovers the tensor-level dataflow from the tiled program;
 2. :func:`.nodes.build_nodes` lowers each op to Buda micro-ops and folds transposes;
 3. :func:`.fusion.plan_groups` groups nodes into graph ops, checking each grown group
-   with the constraint checker;
+   with the constraint checker, and keeping a node out of a fused op with a matmul when
+   the timing model (:mod:`nkigym_graph.buda.timing`) says the fused op (on one column of
+   cores) is slower than the two ops streaming into each other;
 4. :func:`.opbuild.build_op` picks grid, blocks and (for fused ops) the schedules;
-5. :func:`.placement.place` lays the ops on the worker grid (shrinking the largest op's
-   grid while they do not fit);
-6. the document is assembled, checked with ``check_netlist`` (any violation raises
-   :class:`BudaEmitError` listing them) and written as YAML.
+5. :func:`.placement.place` lays the ops on the worker grid (while they do not fit,
+   halving the grid of the op the timing model finds fastest: the one with most slack);
+6. the document is assembled, checked with ``check_netlist(..., strict=True)`` (any error
+   or warning raises :class:`BudaEmitError` listing them: emitted netlists keep to the
+   stricter reading of every rule) and written as YAML.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from typing import Any
 
 import yaml
 
-from nkigym_graph.buda import check_netlist
+from nkigym_graph.buda import check_netlist, load_netlist
+from nkigym_graph.buda.timing import OpPrice, price_netlist
 from nkigym_graph.ir.program import Program
 from nkigym_graph.plugin.protocols import Artifact
 from nkigym_graph.stitching import check_circular_buffers, circular_buffers
@@ -50,10 +54,26 @@ class _Emitter:
         alone = assemble(
             self.graph_name, [op], {op.name: (0, 0)}, self.nodes, self.names, self.arch, alone=True
         )
-        return sorted({v.rule for v in check_netlist(alone.doc, self.arch.target)})
+        return sorted({v.rule for v in check_netlist(alone.doc, self.arch.target, strict=True)})
 
-    def legal(self, members: list[int], exit_node: int) -> list[str]:
-        return self.violations(self._build(members, exit_node, self.arch.worker_grid))
+    def legal(self, members: list[int], exit_node: int, joining: int) -> list[str]:
+        built = self._build(members, exit_node, self.arch.worker_grid)
+        broken = self.violations(built)
+        if broken or built.fused is None or not any(s.get("type") == "matmul" for s in _subs(built.fused)):
+            return broken
+        rest = self._build([m for m in members if m != joining], exit_node, self.arch.worker_grid)
+        alone = self._build([joining], joining, self.arch.worker_grid)
+        fused, first, second = self.time(built), self.time(alone), self.time(rest)
+        start = first.seconds / first.blocks
+        streamed = max(start + second.seconds, first.seconds + second.seconds / second.blocks)
+        return ["fusion.slower"] if fused.seconds > streamed else []
+
+    def time(self, op: BuiltOp) -> OpPrice:
+        """The timing model's price of ``op`` run on its own."""
+        alone = assemble(
+            self.graph_name, [op], {op.name: (0, 0)}, self.nodes, self.names, self.arch, alone=True
+        )
+        return price_netlist(load_netlist(alone.doc), self.arch.target).ops[0]
 
     def _build(self, members: list[int], exit_node: int, limit: Pair) -> BuiltOp:
         return build_op(self.nodes, members, exit_node, self.arch, self.names, limit)
@@ -65,28 +85,34 @@ class _Emitter:
             locations = place([(op.name, op.grid) for op in ops], worker)
             if locations is not None:
                 return ops, locations
-            k = max(range(len(ops)), key=lambda i: ops[i].cores)
-            if ops[k].cores == 1:
+            shrinkable = [i for i in range(len(ops)) if ops[i].cores > 1]
+            if not shrinkable:
                 raise BudaEmitError(
                     f"{len(ops)} graph ops do not fit on the {worker[0]}x{worker[1]} worker grid of "
                     f"{self.arch.name}; splitting a program over several graphs is not supported"
                 )
+            k = min(shrinkable, key=lambda i: self.time(ops[i]).seconds)
             op = ops[k]
             smaller = self._build(list(op.members), op.exit, shrink(op.grid))
             if self.violations(smaller):
                 smaller = self._build(list(op.members), op.exit, (1, 1))
             ops[k] = smaller
 
-    def run(self) -> Artifact:
+    def document(self) -> tuple[Assembled, list[BuiltOp], Plan]:
+        """The checked netlist as a map, its ops and the fusion plan."""
         plan = plan_groups(self.nodes, self.legal)
         ops, locations = self.placed(plan)
         assembled = assemble(self.graph_name, ops, locations, self.nodes, self.names, self.arch)
-        found = check_netlist(assembled.doc, self.arch.target)
+        found = check_netlist(assembled.doc, self.arch.target, strict=True)
         if found:
             raise BudaEmitError(
                 f"the netlist emitted for {self.program.name} breaks {len(found)} rule(s)",
                 violations=tuple(str(v) for v in found),
             )
+        return assembled, ops, plan
+
+    def run(self) -> Artifact:
+        assembled, ops, plan = self.document()
         text = to_yaml(assembled.doc, self._header(assembled, ops))
         parsed = yaml.safe_load(text)
         return Artifact("buda", text, parsed, self._facts(assembled, ops, plan, parsed), ".yaml")
@@ -115,6 +141,10 @@ class _Emitter:
         return facts
 
 
+def _subs(fused: dict[str, Any]) -> list[dict[str, Any]]:
+    return [entry for schedule in fused["schedules"] for sub in schedule for entry in sub.values()]
+
+
 def _describe(description: dict[str, Any]) -> str:
     if "param" in description:
         if description["transposed"]:
@@ -137,6 +167,13 @@ def _circular_buffers(parsed: Any, arch: Arch) -> dict[str, Any]:
         "circular_buffer_limit": count.limit,
         "circular_buffers_fit": count.fits,
     }
+
+
+def netlist_document(program: Program, arch: Arch) -> dict[str, Any]:
+    """The checked netlist ``program`` emits for ``arch``, as a map (no YAML text): what
+    a cost model prices. Raises :class:`BudaEmitError` as :func:`emit_netlist` does."""
+    assembled, _, _ = _Emitter(program, arch).document()
+    return assembled.doc
 
 
 def emit_netlist(program: Program, arch: Arch, allow_over_limit: bool = False) -> Artifact:

@@ -4,9 +4,10 @@ Groups grow backwards from the outputs (nodes in reverse topological order): a n
 the group of its readers when all of them are in one group, it is not a program output,
 no reader needs it transposed, neither it nor the group's exit reads through a transpose
 TM, and the grown group still builds into a fused op that passes the constraint checker
-(``legal``: every rule of seed 004 and the backend's own). Otherwise the node starts a
-group of its own, so what cannot legally fuse becomes a separate graph op. Each group has
-one exit (the only member read from outside) and becomes one graph op.
+(``legal``: every rule of seed 004 and the backend's own) and is not slower than the two
+ops it replaces (``fusion.slower``: a fused op with a matmul runs on one column of cores).
+Otherwise the node starts a group of its own, so what cannot fuse becomes a separate graph
+op. Each group has one exit (the only member read from outside) and becomes one graph op.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from dataclasses import dataclass, field
 
 from .nodes import NodeGraph, NodeSource
 
-Legal = Callable[[list[int], int], list[str]]
-"""``(members, exit) -> broken rule ids`` (empty when the group may be one op)."""
+Legal = Callable[[list[int], int, int], list[str]]
+"""``(members, exit, joining node) -> broken rule ids`` (empty when the group may be one op)."""
 
 
 @dataclass
@@ -61,7 +62,7 @@ class _Planner:
             group = self._candidate(node_id)
             if group is not None:
                 members = sorted([*self.members[group], node_id], key=self.position.__getitem__)
-                broken = self.legal(members, self.exits[group])
+                broken = self.legal(members, self.exits[group], node_id)
                 if not broken:
                     self.members[group] = members
                     self.group_of[node_id] = group

@@ -80,7 +80,7 @@ def _scalar(kind: str, scalar: float) -> Lowering:
 ACTIVATIONS: dict[str, Lowering] = {
     **{
         name: _unary(name)
-        for name in ("exp", "log", "tanh", "sigmoid", "sqrt", "reciprocal", "square", "abs")
+        for name in ("exp", "log", "tanh", "sigmoid", "sqrt", "reciprocal", "square", "abs", "gelu")
     },
     "copy": _unary("datacopy"),
     "relu": _unary("datacopy", relu_en=True),  # Buda's relu is an output stage of another op

@@ -2,13 +2,15 @@
 
 Block structure:
 
-- grid: as many cores per axis as the program has tiles of the result along it (a 64x96
-  matmul tiled 32x32 runs on [2, 3]; tiled 128x128 for Trn2 it runs on [1, 1]), capped by
-  the worker grid and placement, and dividing every tensor of the op. A fused op with a
-  matmul uses one core column (seed 004 rule 8); with more matmuls than NOCs (rule 9), or a
-  matmul reading input 1 from an intermediate (each core would hold only its own rows of
-  it), it runs on one core;
-- mblock / ublock per core from :class:`~.blocking.Blocking` (ublocks fit dest);
+- grid: the most cores per axis that divide every tensor of the op (a 64x96 matmul runs
+  on [2, 3], however the program is tiled), capped by the worker grid and placement. A
+  fused op with a matmul uses one core column (seed 004 rule 8, the stricter reading);
+  with more matmuls than NOCs (rule 9), or a matmul reading input 1 from an intermediate
+  (each core would hold only its own rows of it), it runs on one core;
+- mblock / ublock per core from :class:`~.blocking.Blocking`: ublocks fit dest and the
+  program's tile of the result (a program tiled 32x32 computes one-tile ublocks; merged
+  tiles give larger ones, which reuse unpacked operands: what search on Tenstorrent
+  targets improves);
 - matmul ``m_k`` / ``u_kt`` split the inner dim as the intermediate feeding it is blocked
   (seed 004 rule 25), else into the widest ublock that fits dest.
 """
@@ -47,11 +49,8 @@ class BuiltOp:
         return self.grid[0] * self.grid[1]
 
 
-def _grid(graph: NodeGraph, group: GroupMicros, exit_node: int, arch: Arch, limit: Pair) -> Pair:
+def _grid(group: GroupMicros, arch: Arch, limit: Pair) -> Pair:
     subs = [group.subs[i] for i in group.order]
-    node = graph.nodes[exit_node]
-    rows, cols = tile_shape(node.shape)
-    hint = (rows // max(1, tiles(node.tile[0])), cols // max(1, tiles(node.tile[1])))
     worker = arch.worker_grid
     cap = (min(worker[0], limit[0]), min(worker[1], limit[1]))
     plain = len(subs) == 1
@@ -59,7 +58,13 @@ def _grid(graph: NodeGraph, group: GroupMicros, exit_node: int, arch: Arch, limi
     if not plain and (len(matmuls) > arch.nocs or any(isinstance(s.inputs[1], int) for s in matmuls)):
         return (1, 1)
     shapes = [group.subs[group.exit].tiles] if plain else [s.tiles for s in subs]
-    return grid_for(shapes, (max(hint[0], 1), max(hint[1], 1)), cap, split_columns=plain or not matmuls)
+    return grid_for(shapes, cap, cap, split_columns=plain or not matmuls)
+
+
+def _bound(graph: NodeGraph, exit_node: int) -> Pair | None:
+    """The program's tile of the result, in tiles: the largest ublock (None: no tile)."""
+    tile = graph.nodes[exit_node].tile
+    return (tiles(tile[0]), tiles(tile[1])) if tile[0] and tile[1] else None
 
 
 def _operand_tiles(group: GroupMicros, operand: int | Source) -> Pair:
@@ -105,7 +110,7 @@ def _op_spec(
         "ublock_order": "r",
         "in_df": [arch.df] * len(names),
         "out_df": arch.df,
-        "intermed_df": arch.df,
+        "intermed_df": arch.intermed_df,
         "acc_df": arch.acc_df,
         "math_fidelity": arch.math_fidelity,
         "untilize_output": False,
@@ -121,8 +126,9 @@ def build_op(
 ) -> BuiltOp:
     """The graph op (and fused op) computing ``members`` with result ``exit_node``."""
     group = collect(graph, members, exit_node)
-    grid = _grid(graph, group, exit_node, arch, limit)
-    blocking = Blocking(grid, [group.subs[i].tiles for i in group.order], arch.dest_tiles)
+    grid = _grid(group, arch, limit)
+    shapes = [group.subs[i].tiles for i in group.order]
+    blocking = Blocking(grid, shapes, arch.dest_tiles, _bound(graph, exit_node))
     for i in group.order:
         sub = group.subs[i]
         if sub.contracts:

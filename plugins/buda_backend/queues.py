@@ -3,7 +3,9 @@
 Every queue has one buffer per core of its grid. Buffers are spread over the DRAM
 channels in turn and laid out back to back in each channel from ``0x10000000``, each
 ``header + entries x t x tiles x tile bytes`` long (the size the checker's overlap rule
-uses), aligned to 256 bytes, so no two buffers of a channel overlap.
+uses), aligned to 256 bytes, so no two buffers of a channel overlap. A host input queue
+is split into as many buffers as there are DRAM channels (a grid dividing its tiles), so
+reading it uses every channel's bandwidth, not one channel's.
 """
 
 from __future__ import annotations
@@ -28,7 +30,15 @@ class Hex(int):
 
 
 class DramAllocator:
-    """Hands out non-overlapping ``[channel, address]`` buffers, channel by channel in turn."""
+    """Hands out non-overlapping ``[channel, address]`` buffers, each on the channel with the
+    fewest bytes so far (ties: the next channel in turn). Every queue is read or written
+    once per run, so the bytes a channel holds are the bytes it moves: balancing them
+    balances the DRAM traffic, which bounds a DRAM-bound netlist.
+
+    >>> dram = DramAllocator(3)
+    >>> [dram.take(size)[0] for size in (4096, 4096, 4096, 4096, 64, 64, 64)]
+    [0, 1, 2, 0, 1, 2, 1]
+    """
 
     def __init__(self, channels: int) -> None:
         self.channels = channels
@@ -36,8 +46,8 @@ class DramAllocator:
         self.turn = 0
 
     def take(self, size: int) -> list[int]:
-        channel = self.turn % self.channels
-        self.turn += 1
+        channel = min(range(self.channels), key=lambda c: (self.next[c], (c - self.turn) % self.channels))
+        self.turn = channel + 1
         address = self.next[channel]
         self.next[channel] = address + -(-size // ALIGN) * ALIGN
         return [channel, Hex(address)]
@@ -80,10 +90,35 @@ def queue_spec(
     }
 
 
+HOST_BUFFERS_PER_CHANNEL = 4
+"""A host queue is cut into up to this many buffers per DRAM channel, so that buffers of
+a size that does not divide evenly among the channels still balance them."""
+
+
+def spread_grid(tiles: Pair, channels: int, longest: int = 8) -> Pair:
+    """The grid of at most ``channels`` buffers, neither side longer than ``longest``, that
+    divides ``tiles`` with the most buffers (fewest rows among equals).
+
+    >>> spread_grid((32, 32), 6), spread_grid((32, 32), 24), spread_grid((1, 4), 8), spread_grid((1, 1), 6)
+    ((1, 4), (2, 8), (1, 4), (1, 1))
+    """
+    best = (1, 1)
+    for rows in range(1, min(tiles[0], channels, longest) + 1):
+        if tiles[0] % rows:
+            continue
+        cols = max(c for c in range(1, min(channels // rows, longest) + 1) if tiles[1] % c == 0)
+        if rows * cols > best[0] * best[1]:
+            best = (rows, cols)
+    return best
+
+
 def host_queue(shape: Pair, arch: Arch, dram: DramAllocator) -> dict[str, Any]:
-    """A one-core host input queue holding a tensor of ``shape`` elements (padded to tiles)."""
+    """A host input queue holding a tensor of ``shape`` elements (padded to tiles), in up
+    to :data:`HOST_BUFFERS_PER_CHANNEL` buffers per DRAM channel where its tiles divide so
+    (:func:`spread_grid`; :class:`DramAllocator` balances them over the channels)."""
     tiles = tile_shape(shape)
-    return queue_spec("HOST", (1, 1), Blocking((1, 1), [tiles], arch.dest_tiles).dims(tiles), arch, dram)
+    grid = spread_grid(tiles, arch.dram_channels * HOST_BUFFERS_PER_CHANNEL)
+    return queue_spec("HOST", grid, Blocking(grid, [tiles], arch.dest_tiles).dims(tiles), arch, dram)
 
 
 def describe_source(source: ParamSource | ConstSource) -> dict[str, Any]:

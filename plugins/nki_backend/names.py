@@ -52,6 +52,7 @@ UNARY_OPS: Mapping[str, str] = MappingProxyType(
             "negative",
         )
     }
+    | {"gelu": "nl.gelu_apprx_tanh"}  # the IR's gelu is the tanh form
 )
 BINARY_OPS: Mapping[str, str] = MappingProxyType(
     {name: f"nl.{name}" for name in ("add", "subtract", "multiply", "divide", "maximum", "minimum")}

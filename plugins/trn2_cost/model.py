@@ -38,6 +38,7 @@ class Trn2CostModel:
     from one it estimated is estimated from the parent's ``Run``)."""
 
     name = "trn2"
+    families = ("neuron",)
 
     def __init__(self) -> None:
         self._memo = PriceMemo()

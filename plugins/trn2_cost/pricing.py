@@ -75,17 +75,22 @@ def facts_of(program: Program) -> Mapping[str, Any]:
     if target.family != "neuron":
         known = {**BUILTIN_TARGETS, **registered_targets()}
         priced = ", ".join(sorted(n for n, t in known.items() if t.family == "neuron"))
+        others = sorted(
+            name
+            for name, model in registered_cost_models().items()
+            if target.family in getattr(model, "families", ())
+        )
+        which = f"the {', '.join(others)} cost model prices it" if others else "no cost model prices it"
         raise CostModelError(
-            f"the trn2 cost model prices Trainium targets ({priced}); target {target.name!r} is a "
-            f"{target.family} target, which no cost model prices yet (registered cost models: "
-            f"{', '.join(sorted(registered_cost_models()))}). Search and estimate need a Trainium "
-            f"target; emit_artifact(program, backend='buda', arch={target.name!r}) emits a netlist"
+            f"the trn2 cost model prices Trainium targets ({priced}); {program.name!r} is tiled for "
+            f"{target.name}, a {target.family} target: {which} (estimate and search pick it by default)"
         )
     facts = target.facts
     missing = [f for f in REQUIRED_FACTS if f not in facts]
     if missing:
         raise CostModelError(
-            f"the trn2 cost model needs target facts {missing}; target {program.target.name!r} lacks them"
+            f"the trn2 cost model cannot price target {program.target.name!r}: it lacks the "
+            f"NeuronCore figures (clocks, peak FLOP/s, DMA bandwidth) the model reads"
         )
     return facts
 

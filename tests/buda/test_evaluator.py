@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -11,6 +12,13 @@ from nkigym_graph.buda import NetlistEvaluationError, check_netlist, evaluate_ne
 
 NETLISTS = Path(__file__).parent / "netlists"
 RNG = np.random.default_rng(2024)
+BF16_RTOL = 2.0**-7
+"""One bfloat16 step (8 significant bits): the evaluator stores Float16_b data as bfloat16."""
+
+
+def normal(*shape: int, dtype: object = np.float32) -> np.ndarray:
+    """Random values that ``dtype`` holds exactly (what a queue of that format can store)."""
+    return RNG.standard_normal(shape).astype(dtype).astype(np.float64)
 
 
 def _queue(
@@ -95,25 +103,34 @@ def test_matmul_inner_dim_must_match_m_k_u_kt() -> None:
 def test_fused_matmul_bias_relu() -> None:
     path = NETLISTS / "matmul_bias_relu.yaml"
     assert check_netlist(path) == []
-    x, w = RNG.standard_normal((128, 96)), RNG.standard_normal((96, 64))
-    bias = RNG.standard_normal((32, 64))  # a tile row; row 0 is the bias
+    bf16 = ml_dtypes.bfloat16
+    x, w = normal(128, 96, dtype=bf16), normal(96, 64, dtype=bf16)
+    bias = normal(32, 64, dtype=bf16)  # a tile row; row 0 is the bias
     out = evaluate_netlist(path, {"x": x, "w": w, "bias": bias})["y"]
-    expected = np.maximum(x @ w + bias[0], 0.0)
+    # m_k = 3 steps of one tile: the partial sum waits in intermed0 (Float16_b) between them
+    partial = x[:, :32] @ w[:32]
+    for k in (1, 2):
+        partial = (
+            partial.astype(bf16).astype(np.float64) + x[:, 32 * k : 32 * k + 32] @ w[32 * k : 32 * k + 32]
+        )
+    expected = np.maximum(partial.astype(bf16).astype(np.float64) + bias[0], 0.0)
     assert out.shape == (128, 64)
     assert (out == 0).any() and (out > 0).any()
-    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-4)
+    assert np.array_equal(out, out.astype(bf16).astype(np.float32))  # stored as Float16_b
+    np.testing.assert_allclose(out, expected, rtol=2 * BF16_RTOL, atol=BF16_RTOL)
 
 
 def test_layernorm_like_chain_with_reduce() -> None:
     path = NETLISTS / "layernorm.yaml"
     assert check_netlist(path, ignore=["ops.reduce_type"]) == []
-    x = RNG.standard_normal((64, 128)) * 3.0 + 1.5
+    x = normal(64, 128) * 3.0 + 1.5
     eps = 1e-5
     inputs = {"x": x, "inv_n": np.full((64, 32), 1.0 / 128), "epsilon": np.full((64, 32), eps)}
     out = evaluate_netlist(path, inputs)["y"]
     centred = x - x.mean(axis=1, keepdims=True)
     expected = centred / np.sqrt((centred**2).mean(axis=1, keepdims=True) + eps)
-    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    # intermediates and dest hold Float16_b: a few bfloat16 steps apart after the chain
+    np.testing.assert_allclose(out, expected, rtol=4 * BF16_RTOL, atol=4 * BF16_RTOL)
 
 
 @pytest.mark.parametrize("name", ["double_matmul_fused", "double_matmul_graph"])
@@ -166,7 +183,7 @@ def test_elementwise_ops_and_relu_modes() -> None:
 
 
 def test_binary_ops_with_graph_level_broadcast_and_transpose() -> None:
-    x, row = RNG.standard_normal((64, 64)), RNG.standard_normal((32, 64))
+    x, row = normal(64, 64), normal(32, 64)
     text = one_op(
         "maximum", ((2, 2), (1, 1), 1), ((2, 2), (1, 1), 1), inputs=2, extra=", input_1_tms: [transpose]"
     )
@@ -212,7 +229,7 @@ def test_slicing_tms_round_trip() -> None:
 
 
 def test_loops_run_the_graph_and_gradient_ops_accumulate() -> None:
-    x = RNG.standard_normal((32, 32))
+    x = normal(32, 32)
     queues = _queue("in0", "HOST", (1, 1), 1, (1, 1), (1, 1), 0) + _queue(
         "acc", "op", (1, 1), 1, (1, 1), (1, 1), 1
     )
@@ -223,9 +240,9 @@ def test_loops_run_the_graph_and_gradient_ops_accumulate() -> None:
     )
     text = f"queues:\n{queues}graphs:\n  g:\n{op}{program}"
     np.testing.assert_allclose(evaluate_netlist(text, {"in0": x})["acc"], 3 * x, rtol=1e-6)
-    start = RNG.standard_normal((32, 32))
-    np.testing.assert_allclose(
-        evaluate_netlist(text, {"in0": x, "acc": start})["acc"], start + 3 * x, rtol=1e-6
+    start = normal(32, 32)
+    np.testing.assert_allclose(  # each pass stores the sum in the Float32 queue
+        evaluate_netlist(text, {"in0": x, "acc": start})["acc"], start + 3 * x, rtol=1e-6, atol=1e-6
     )
 
 

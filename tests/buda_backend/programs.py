@@ -88,3 +88,18 @@ MORE_CASES = {
     "layernorm_ragged": Case(layernorm_like, {"x": (48, 40), "ones": (1, 40)}),
 }
 """Other operand roles and shapes (wider than dest, not whole tiles)."""
+
+
+NETLIST_RTOL = {"Float32": 1e-5, "Float16": 2.0**-9, "Float16_b": 2.0**-6}
+"""What a netlist's data format keeps, relative to the largest output: the evaluator rounds
+every queue, op output and intermediate to it (Float16_b: bfloat16, 8 significant bits,
+rounded a few times along a chain)."""
+
+
+def assert_matches_program(got: np.ndarray, expected: np.ndarray, artifact: ng.Artifact) -> None:
+    """The netlist's evaluation against the program's interpretation (float64), within its
+    data formats' precision (:data:`NETLIST_RTOL`), relative to the largest output."""
+    formats = {queue["df"] for queue in artifact.parsed["queues"].values()}
+    rtol = max(NETLIST_RTOL.get(df, 1e-5) for df in formats)
+    scale = max(float(np.abs(expected).max()), 1.0)
+    np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * scale)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import yaml
-from buda_backend.programs import CASES, MORE_CASES, Case
+from buda_backend.programs import CASES, MORE_CASES, Case, assert_matches_program
 
 import nkigym_graph as ng
 from nkigym_graph.ir.targets import TRN2, WORMHOLE_B0, Target
@@ -18,8 +18,8 @@ TILINGS = {"tiled_wormhole": WORMHOLE_B0, "tiled_trn2": TRN2}
 def _emit_and_compare(case: Case, tiling: Target, arch: str, rng: np.random.Generator) -> ng.Artifact:
     program = case.program(tiling)
     artifact = ng.emit_artifact(program, backend="buda", arch=arch)
-    assert ng.check_netlist(artifact.parsed) == []
-    assert ng.check_netlist(artifact.text, arch=arch) == []
+    assert ng.check_netlist(artifact.parsed, strict=True) == []
+    assert ng.check_netlist(artifact.text, arch=arch, strict=True) == []
     assert yaml.safe_load(artifact.text) == artifact.parsed
     inputs = case.inputs(rng)
     queues = ng.evaluate_netlist(artifact.parsed, netlist_inputs(artifact, inputs))
@@ -27,7 +27,7 @@ def _emit_and_compare(case: Case, tiling: Target, arch: str, rng: np.random.Gene
     expected = ng.interpret(program, **inputs)
     assert got.shape == expected.shape
     assert np.abs(expected).max() > 0.1
-    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert_matches_program(got, expected, artifact)
     return artifact
 
 
@@ -70,7 +70,7 @@ def test_a_rewritten_program_emits_the_same_netlist_structure(rng: np.random.Gen
     assert after.facts["ops"] == before.facts["ops"]
     inputs = case.inputs(rng)
     got = program_outputs(after, ng.evaluate_netlist(after.parsed, netlist_inputs(after, inputs)))["output"]
-    np.testing.assert_allclose(got, ng.interpret(program, **inputs), rtol=1e-5, atol=1e-5)
+    assert_matches_program(got, ng.interpret(program, **inputs), after)
 
 
 def test_matmul_is_one_matmul_op_with_its_stationary_operand_transposed_by_the_host() -> None:
@@ -79,16 +79,25 @@ def test_matmul_is_one_matmul_op_with_its_stationary_operand_transposed_by_the_h
     (op,) = ops.values()
     assert op["type"] == "matmul" and op["inputs"] == ["a_t", "b"]
     assert op["attributes"]["m_k"] * op["attributes"]["u_kt"] == 128 // 32
-    assert op["grid_size"] == [2, 3]  # one core per 32x32 program tile of the 64x96 result
+    assert op["grid_size"] == [2, 3]  # every core the 2x3-tile result can use
+    assert op["ublock"] == [1, 1]  # tiled one 32x32 tile at a time
     assert artifact.facts["host_queues"]["a_t"] == {"param": "a", "transposed": True}
     assert "transposed by the host" in artifact.text
 
 
-def test_trn2_tiles_give_fewer_cores_and_larger_blocks() -> None:
-    program = CASES["matmul"].program(TRN2)  # 128-row tiles: one tile covers the 64x96 result
-    op = next(iter(ng.emit_artifact(program, backend="buda").parsed["graphs"]["matmul"].values()))
-    assert op["grid_size"] == [1, 1]
-    assert op["mblock"][0] * op["ublock"][0] == 2 and op["mblock"][1] * op["ublock"][1] == 3
+def test_larger_program_tiles_give_larger_ublocks_on_the_same_grid() -> None:
+    # 512x512 result: 16x16 tiles, 2x2 per core on the 8x8 cores it can use on Wormhole B0
+    program = ng.tile(CASES["matmul"].function, {"a": (256, 512), "b": (256, 512)}, target=WORMHOLE_B0)
+    trn2 = ng.tile(CASES["matmul"].function, {"a": (256, 512), "b": (256, 512)}, target=TRN2)
+
+    def op_of(source: ng.Program) -> dict:
+        return next(iter(ng.emit_artifact(source, backend="buda").parsed["graphs"]["matmul"].values()))
+
+    tiled = op_of(program)
+    assert (tiled["grid_size"], tiled["mblock"], tiled["ublock"]) == ([8, 8], [2, 2], [1, 1])
+    for merged in (ng.saturate(program), trn2):  # 128- or 256-wide program tiles
+        built = op_of(merged)
+        assert (built["grid_size"], built["mblock"], built["ublock"]) == ([8, 8], [1, 1], [2, 2])
 
 
 def test_matmul_bias_relu_is_one_fused_op_with_a_schedule_per_matmul() -> None:

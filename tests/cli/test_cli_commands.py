@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from buda.builders import fused_netlist, sub
 
 import nkigym_graph as ng
 from nkigym_graph.cli import main
@@ -113,10 +114,70 @@ def test_netlist_check_exit_codes(tmp_path: Path, capsys) -> None:
     assert "no violations" in capsys.readouterr().out
     assert main(["check-netlist", str(bad)]) == 1
     out = capsys.readouterr().out
-    assert "limits.intermediates" in out and "1 violation(s)" in out
+    assert "error: limits.intermediates" in out and "fails (1 error(s), 0 warning(s), 0 info(s))" in out
     assert main(["check-netlist", str(tmp_path / "absent.yaml")]) == 2
     (tmp_path / "broken.yaml").write_text("graphs: [unclosed")
     assert main(["check-netlist", str(tmp_path / "broken.yaml")]) == 2
+
+
+def _severities_netlist(with_errors: bool) -> str:
+    """A warning (dest forked: general.2), an info note (a split after a multiply) and, with
+    ``with_errors``, a second schedule's matmul on grid [1, 2] (info) whose result is never
+    popped (an error)."""
+    first = [
+        sub("a", "datacopy", ["input0"], "dest"),
+        sub("b", "add", ["dest", "input1"], "intermed0"),
+        sub(
+            "c",
+            "multiply",
+            ["dest", "intermed0"],
+            "output" if not with_errors else "intermed1",
+            pop="[intermed0]",
+        ),
+    ]
+    if not with_errors:
+        return fused_netlist([first], grid=(1, 2))
+    later = [
+        [
+            sub(
+                "m",
+                "matmul",
+                ["intermed1", "input1"],
+                "intermed0",
+                pop="[intermed1]",
+                attributes="{m_k: 1, u_kt: 1}",
+            )
+        ],
+        [sub("d", "datacopy", ["intermed0"], "output")],
+    ]
+    return fused_netlist([first, *later], grid=(1, 2), intermediates=2)
+
+
+def test_check_netlist_severities_strict_and_min_severity(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "n.yaml"
+    path.write_text(_severities_netlist(with_errors=False))
+    assert main(["check-netlist", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "warning: general.2" in out and "passes (0 error(s), 1 warning(s), 0 info(s))" in out
+    assert main(["check-netlist", str(path), "--strict"]) == 1
+    assert "fails (0 error(s), 1 warning(s), 0 info(s); --strict)" in capsys.readouterr().out
+    assert main(["check-netlist", str(path), "--min-severity", "error"]) == 0
+    assert "general.2" not in capsys.readouterr().out.split("passes")[0]
+    path.write_text(_severities_netlist(with_errors=True))
+    assert main(["check-netlist", str(path), "--min-severity", "info"]) == 1
+    out = capsys.readouterr().out
+    assert "info: general.8" in out and "warning: general.2" in out and "error: intermed.popped_at_end" in out
+
+
+def test_check_netlist_rules_lists_every_rule_with_its_enforcement(capsys) -> None:
+    assert main(["check-netlist", "--rules"]) == 0
+    out = capsys.readouterr().out
+    for rule in ng.buda.RULES:
+        line = next(line for line in out.splitlines() if line.startswith(rule.id + " "))
+        assert rule.severity in line.split()[:2]
+        assert rule.backend_ref and f"backend: {rule.backend_ref}" in out
+        assert rule.enforcement and f"enforcement: {rule.enforcement}" in out
+    assert main(["check-netlist"]) == 2
 
 
 def test_debug_shows_the_traceback(kernels: Path) -> None:

@@ -37,7 +37,7 @@ def test_ops_lists_ops_and_activation_functions(capsys) -> None:
     assert main(["ops"]) == 0
     out = capsys.readouterr().out
     assert 'nkigym.activation(x, op="tanh")' in out and "nkigym.nc_matmul(lhs, rhs)" in out
-    assert "activation op=: abs, copy, exp, log, negative, reciprocal, relu" in out
+    assert "activation op=: abs, copy, exp, gelu, log, negative, reciprocal, relu" in out
     assert "tensor_reduce op=: max, min, sum" in out
 
 

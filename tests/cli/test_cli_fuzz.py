@@ -39,6 +39,8 @@ VALUES = {
     "--workers": ["0", "-1", "x"],
     "--backend": ["nki", "buda", "cuda"],
     "--arch": ["wormhole_b0", "grayskull", "nope"],
+    "--df": ["Bfp8_b", "Float16_b", "Float32", "Bfp9"],
+    "--min-severity": ["info", "warning", "error", "nope"],
     "--cpu-seconds": ["0", "x"],
     "--memory-mb": ["0", "x"],
     "-o": ["{tmp}/out.nkg", "{tmp}/out.dot", "{tmp}/out.py", "{tmp}", "{tmp}/missing/dir/x"],
@@ -69,15 +71,15 @@ FLAGS = {
         "--no-progress",
         "-o",
     ],
-    "emit": ["--backend", "--arch", "-o"],
+    "emit": ["--backend", "--arch", "--df", "-o"],
     "simulate": ["--program", "--shape", "--seed", "--cpu-seconds", "--memory-mb"],
-    "check-netlist": ["--arch"],
+    "check-netlist": ["--arch", "--strict", "--min-severity", "--rules"],
     "dot": ["-o"],
     "ops": [],
     "transforms": [],
     "plugins": [],
 }
-SWITCHES = {"--progress", "--no-progress"}
+SWITCHES = {"--progress", "--no-progress", "--strict", "--rules"}
 
 
 BASES = {

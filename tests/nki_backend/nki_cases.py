@@ -34,6 +34,10 @@ def matmul_bias(a: Any, b: Any, bias: Any) -> Any:
     return ng.tensor_tensor(ng.nc_matmul(a, b), bias, op="add")
 
 
+def matmul_bias_gelu(a: Any, b: Any, bias: Any) -> Any:
+    return ng.activation(matmul_bias(a, b, bias), op="gelu")
+
+
 def transpose(x: Any) -> Any:
     return ng.nc_transpose(x)
 
@@ -76,6 +80,7 @@ CASES = [Case(f"matmul_{m}x{k}x{n}", matmul, {"a": (k, m), "b": (k, n)}) for m, 
     Case("matmul_tanh_k1000", matmul_tanh, {"a": (1000, 128), "b": (1000, 64)}),
     Case("matmul_tanh", matmul_tanh, {"a": (256, 200), "b": (256, 384)}),
     Case("matmul_bias", matmul_bias, {"a": (300, 200), "b": (300, 256), "bias": (200, 256)}),
+    Case("matmul_bias_gelu", matmul_bias_gelu, {"a": (256, 128), "b": (256, 192), "bias": (128, 192)}),
     Case("transpose", transpose, {"x": (200, 300)}),
     Case("scaled_transpose", scaled_transpose, {"x": (200, 130)}),
     Case("tensor_scalar", shifted, {"x": (300, 100)}),

@@ -135,19 +135,20 @@ def test_unknown_cost_model_is_named() -> None:
         estimate(tiled_matmul(128, 128, 128), model="nope")
 
 
-def test_a_tenstorrent_target_is_refused_naming_what_is_priced() -> None:
+def test_trn2_refuses_a_tenstorrent_target_naming_the_model_that_prices_it() -> None:
     program = tiled_matmul(32, 32, 32, tile=32, target=ng.GRAYSKULL)
+    assert estimate(program).model == "tenstorrent"  # the default model is the target's
     with pytest.raises(CostModelError) as info:
-        estimate(program)
+        estimate(program, "trn2")
     message = str(info.value)
-    assert "prices Trainium targets (trn1, trn2)" in message and "'grayskull' is a tenstorrent" in message
-    assert "registered cost models: trn2" in message and "backend='buda'" in message
-    assert "_hz" not in message  # no internal fact names
+    assert "prices Trainium targets (trn1, trn2)" in message and "grayskull, a tenstorrent target" in message
+    assert "the tenstorrent cost model prices it" in message
+    assert "_hz" not in message and "facts" not in message  # no internal fact names
 
 
 def test_a_trainium_target_without_the_facts_is_refused() -> None:
     program = tiled_matmul(128, 128, 128, target=dataclasses.replace(ng.TRN2, name="bare", facts={}))
-    with pytest.raises(CostModelError, match=r"needs target facts .* 'bare' lacks them"):
+    with pytest.raises(CostModelError, match=r"cannot price target 'bare': it lacks the NeuronCore figures"):
         estimate(program)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from math import erf
+
 import numpy as np
 import pytest
 
@@ -73,7 +75,7 @@ def test_nested_eager_calls(rng: np.random.Generator) -> None:
         (lambda: nc_matmul(np.ones((3, 2)), np.ones((4, 2))), "nc_matmul: contraction sizes differ"),
         (lambda: tensor_tensor(np.ones((3, 2)), np.ones((3, 3))), "tensor_tensor: .*shapes differ"),
         (lambda: activation(np.ones(3)), r"activation: operand data must be 2-D, got shape \(3,\)"),
-        (lambda: activation(np.ones((2, 2)), op="gelu"), "activation: op='gelu' is not one of"),
+        (lambda: activation(np.ones((2, 2)), op="mish"), "activation: op='mish' is not one of"),
         (lambda: tensor_tensor(np.ones((2, 2)), np.ones((2, 2)), op="pow"), "op='pow' is not one of"),
         (lambda: tensor_scalar(np.ones((2, 2)), True), "the scalar must be a number, got True"),
         (lambda: tensor_reduce(np.ones((2, 2)), op="mean"), "op='mean' is not one of"),
@@ -82,3 +84,13 @@ def test_nested_eager_calls(rng: np.random.Generator) -> None:
 def test_bad_eager_calls(call, message: str) -> None:
     with pytest.raises(OpCallError, match=message):
         call()
+
+
+def test_gelu_is_the_tanh_form_both_backends_compute() -> None:
+    x = np.linspace(-6.0, 6.0, 97).reshape(1, 97)
+    got = activation(x, op="gelu")
+    tanh_form = 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)))
+    np.testing.assert_allclose(got, tanh_form, rtol=1e-12)
+    # within 1e-3 of the exact (erf) GELU everywhere
+    exact = np.array([[0.5 * v * (1.0 + erf(v / np.sqrt(2.0))) for v in x[0]]])
+    assert np.max(np.abs(got - exact)) < 1e-3

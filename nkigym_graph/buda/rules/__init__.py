@@ -1,13 +1,16 @@
-"""All checker rules, in a printable registry.
+"""All checker rules, in a printable registry, each with its severity, what enforces it
+in the real backend and where (:mod:`nkigym_graph.buda.rules.enforcement`).
 
 >>> from nkigym_graph.buda.rules import RULES, rule_by_id
->>> rule_by_id("matmul.15").id
-'matmul.12'
+>>> rule_by_id("matmul.15").id, rule_by_id("schedule.matmul_last").id
+('matmul.12', 'general.7')
 >>> print(rules_table().splitlines()[0])
-general.1                    tile_broadcast only on input 1 of add/subtract/multiply
+general.1                    error    tile_broadcast only on input 1 of add/subtract/multiply
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from nkigym_graph.buda.errors import NetlistError
 
@@ -26,6 +29,7 @@ from nkigym_graph.buda.rules import (  # noqa: F401
     schedule,
     unsupported,
 )
+from nkigym_graph.buda.rules.enforcement import ENFORCEMENT
 from nkigym_graph.buda.rules.registry import Rule, fused_rule, netlist_rule, registered_rules
 
 SECTION_ORDER = (
@@ -42,7 +46,16 @@ def _listing_key(item: tuple[int, Rule]) -> tuple[int, int, int]:
     return rank, int(number) if number.isdigit() else 1000, position
 
 
-RULES: tuple[Rule, ...] = tuple(rule for _, rule in sorted(enumerate(registered_rules()), key=_listing_key))
+def _with_enforcement(rule: Rule) -> Rule:
+    if rule.id not in ENFORCEMENT:
+        raise NetlistError(f"rule {rule.id} has no entry in the enforcement table", source="rules")
+    severity, enforcement, backend_ref = ENFORCEMENT[rule.id]
+    return replace(rule, severity=severity, enforcement=enforcement, backend_ref=backend_ref)
+
+
+RULES: tuple[Rule, ...] = tuple(
+    _with_enforcement(rule) for _, rule in sorted(enumerate(registered_rules()), key=_listing_key)
+)
 """Every rule, seed rules first (general, unsupported, matmul, broadcast, int, by number),
 then the rules the backend checks in code."""
 
@@ -55,9 +68,16 @@ def rule_by_id(rule_id: str) -> Rule:
     raise NetlistError(f"no rule {rule_id!r}; rules_table() lists them", source="rules")
 
 
-def rules_table() -> str:
-    """One line per rule: id, summary, aliases."""
-    return "\n".join(str(rule) for rule in RULES)
+def rules_table(details: bool = False) -> str:
+    """One line per rule: id, severity, summary, aliases; with ``details`` two more lines
+    each: what enforces it in the real backend, and where (file and function, or commit)."""
+    lines = []
+    for rule in RULES:
+        lines.append(str(rule))
+        if details:
+            lines.append(f"{'':<28} {'':<8} enforcement: {rule.enforcement}")
+            lines.append(f"{'':<28} {'':<8} backend: {rule.backend_ref}")
+    return "\n".join(lines)
 
 
 __all__ = ["RULES", "Rule", "fused_rule", "netlist_rule", "rule_by_id", "rules_table"]

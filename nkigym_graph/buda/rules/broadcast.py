@@ -120,7 +120,7 @@ def matmul_bcast(ctx: FusedContext) -> Iterator[Finding]:
                 read.schedule,
                 sub,
             )
-        elif read.dims is not None and read.dims.mblock[1] not in (1, sub.m_k):
+        elif read.dims is not None and sub.m_k is not None and read.dims.mblock[1] not in (1, sub.m_k):
             yield ctx.finding(
                 f"c broadcast of matmul input 0 with mblock_n = {read.dims.mblock[1]}; "
                 f"it must be 1 or m_k = {sub.m_k}",
@@ -140,7 +140,7 @@ def matmul_intermed_dims(ctx: FusedContext) -> Iterator[Finding]:
     then ... m == m_k and r == u_kt." """
     for read in ctx.reads:
         sub, dims = read.sub_op, read.dims
-        if not sub.is_matmul or read.kind != "intermed" or dims is None:
+        if not sub.is_matmul or read.kind != "intermed" or dims is None or sub.inner is None:
             continue
         if read.index == 0 and not _bcast_dims(read):
             got = (dims.mblock[1], dims.ublock[1])
@@ -148,7 +148,7 @@ def matmul_intermed_dims(ctx: FusedContext) -> Iterator[Finding]:
             got = (dims.mblock[0], dims.ublock[0])
         else:
             continue
-        if got != (sub.m_k, sub.u_kt):
+        if got != sub.inner:
             side = "mblock_n, ublock_ct" if read.index == 0 else "mblock_m, ublock_rt"
             yield ctx.finding(
                 f"input {read.index} ('{read.name}', {dims}) has ({side}) = {list(got)}, "

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from nkigym_graph.buda.context import Finding, FusedContext
-from nkigym_graph.buda.optypes import BINARY, SFPU, UNARY
+from nkigym_graph.buda.optypes import BINARY, SFPU, UNARY, is_matmul_or_reduce
 from nkigym_graph.buda.rules.registry import fused_rule
 from nkigym_graph.buda.tms import broadcast_factor
 
@@ -45,9 +45,10 @@ def matmul_dims(ctx: FusedContext) -> Iterator[Finding]:
     input 1 has mblock_m = m_k, ublock_rt = u_kt and the output's mblock_n / ublock_ct."""
     for read in ctx.reads:
         sub, dims = read.sub_op, read.dims
-        if not sub.is_matmul or dims is None or read.index > 1:
+        k = sub.inner
+        if not sub.is_matmul or dims is None or read.index > 1 or k is None:
             continue
-        out, k = sub.dims, (sub.m_k, sub.u_kt)
+        out = sub.dims
         if read.index == 0:
             factor = broadcast_factor(read.tms, "c")
             inner_ok = (
@@ -86,9 +87,9 @@ def reduce_dims(ctx: FusedContext) -> Iterator[Finding]:
             )
         for read in ctx.reads_of(sub)[:1]:
             dims = read.dims
-            if dims is None:
+            if dims is None or sub.inner is None:
                 continue
-            if (dims.mblock[axis], dims.ublock[axis]) != (sub.m_k, sub.u_kt) or (
+            if (dims.mblock[axis], dims.ublock[axis]) != sub.inner or (
                 dims.mblock[other],
                 dims.ublock[other],
             ) != (out.mblock[other], out.ublock[other]):
@@ -118,4 +119,17 @@ def fused_output_dims(ctx: FusedContext) -> Iterator[Finding]:
                 s,
                 sub,
                 True,
+            )
+
+
+@fused_rule("dims.m_k_u_kt", "a fused matmul/reduce gives m_k and u_kt")
+def inner_attributes(ctx: FusedContext) -> Iterator[Finding]:
+    """Backend: a scheduled matmul/reduce splits its inner dim into ``m_k`` blocks of
+    ``u_kt`` tiles, and ``verify_op_dims`` compares the operand blocks with both; neither
+    has a default. (An older checker took 1 for a missing value.)"""
+    for s, _, sub in ctx.steps():
+        if is_matmul_or_reduce(sub.type) and sub.inner is None:
+            missing = [name for name in ("m_k", "u_kt") if sub.attributes.get(name) is None]
+            yield ctx.finding(
+                f"missing m_k/u_kt: {sub.type} has no {' or '.join(missing)} in its attributes", s, sub
             )

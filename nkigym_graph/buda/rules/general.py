@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from nkigym_graph.buda.context import Finding, FusedContext
+from nkigym_graph.buda.model import SubOp
 from nkigym_graph.buda.optypes import FPU_BINARY, is_matmul_or_reduce
 from nkigym_graph.buda.rules.registry import fused_rule
 
@@ -107,41 +108,43 @@ def dest_written_before_read(ctx: FusedContext) -> Iterator[Finding]:
         holds_value = sub.output == "dest" or (reads_dest and holds_value)
 
 
-@fused_rule("general.7", "a new schedule only after a matmul/reduce")
+@fused_rule(
+    "general.7",
+    "a matmul/reduce is the last sub-op of its schedule",
+    aliases=("schedule.matmul_last",),
+)
 def schedule_cases(ctx: FusedContext) -> Iterator[Finding]:
     """Seed: "New schedule is needed only after matmul/reduce op. This means that each
     schedule must represent one of the 3 cases: (1) it contains 1 matmul/reduce as the last
     op (2) it consumes output of the matmul/reduce from previous schedules (3) it is the
-    only schedule in the fused op." """
+    only schedule in the fused op." The backend's only check is that a matmul/reduce ends
+    its schedule ("Matmul/reduce op {} must be the last one in schedule."): the rule says
+    where a split is required, not that other splits are forbidden, and valid netlists of
+    the backend's CI split after ordinary ops. A split after an ordinary op is reported as
+    an info note (it is not needed)."""
     schedules = ctx.fused.schedules
-    if len(schedules) <= 1:
-        return
     for s, schedule in enumerate(schedules):
-        if schedule and is_matmul_or_reduce(schedule[-1].type):
-            continue
-        consumes = any(
-            r.schedule == s
-            and r.kind in ("intermed", "dest")
-            and r.producer is not None
-            and r.producer_schedule is not None
-            and r.producer_schedule < s
-            and is_matmul_or_reduce(r.producer.type)
-            for r in ctx.reads
-        )
-        if not consumes:
+        for sub in schedule[:-1]:
+            if is_matmul_or_reduce(sub.type):
+                yield ctx.finding(f"{sub.type} must be the last sub-op of its schedule", s, sub)
+        if s + 1 < len(schedules) and schedule and not is_matmul_or_reduce(schedule[-1].type):
             yield ctx.finding(
-                "schedule neither ends with a matmul/reduce nor consumes a matmul/reduce output "
-                "of an earlier schedule (a new schedule is only needed after a matmul or reduce)",
+                f"schedule ends with a {schedule[-1].type}, not a matmul/reduce: the split after it "
+                "is not needed (allowed)",
                 s,
+                schedule[-1],
+                severity="info",
             )
 
 
-@fused_rule("general.8", "grid [m, 1] with matmul; broadcast dims of the grid must be 1")
+@fused_rule("general.8", "grid [m, 1] with matmul (info); broadcast dims of the grid must be 1 (warning)")
 def grid_shape(ctx: FusedContext) -> Iterator[Finding]:
     """Seed: "Grid size of fused op cannot be arbitrary: (1) If there is matmul, op grid
     size needs to be [m, 1] (2) If there is a broadcast, op grid size dimension being
     broadcasted needs to be 1 ... (row bcast -> grid_size == [1, n], col bcast ->
-    grid_size == [m, 1])". Needs the graph op (its ``grid_size``)."""
+    grid_size == [m, 1])". Part (1) is contradicted by a netlist of the backend's CI run on
+    silicon (a fused matmul on grid [1, 2]): info. Part (2) is checked by no backend code:
+    warning. Needs the graph op (its ``grid_size``)."""
     if ctx.op is None:
         return
     rows, cols = ctx.op.grid_size
@@ -149,7 +152,13 @@ def grid_shape(ctx: FusedContext) -> Iterator[Finding]:
     matmuls = [(s, sub) for s, _, sub in ctx.steps() if sub.is_matmul]
     if matmuls and cols != 1:
         s, sub = matmuls[0]
-        yield ctx.finding(f"fused op with a matmul needs grid_size [m, 1], graph op has {grid}", s, sub, True)
+        yield ctx.finding(
+            f"fused op with a matmul on {grid}; seed 004 asks for [m, 1], the backend accepts it",
+            s,
+            sub,
+            True,
+            severity="info",
+        )
     for s, _, sub in ctx.steps():
         for index, tms in sorted(sub.tms.items()):
             dims = {tm.dim for tm in tms if tm.name == "broadcast"}
@@ -159,6 +168,7 @@ def grid_shape(ctx: FusedContext) -> Iterator[Finding]:
                     s,
                     sub,
                     True,
+                    severity="warning",
                 )
             if "c" in dims and cols != 1:
                 yield ctx.finding(
@@ -166,25 +176,46 @@ def grid_shape(ctx: FusedContext) -> Iterator[Finding]:
                     s,
                     sub,
                     True,
+                    severity="warning",
                 )
 
 
-@fused_rule("general.9", "on a grid other than [1, 1], at most one matmul per NOC")
+def multicasts(ctx: FusedContext) -> list[tuple[str, str, int, SubOp]]:
+    """The NOC multicasts a fused op's inputs need on its graph op's grid, as net2pipe
+    plans them: ``(input, direction, schedule, matmul)``. A fused-op input read as a
+    matmul's input 0 is multicast along a row of cores (when the grid has more than one
+    column), one read as input 1 along a column (more than one row); intermediates and
+    dest are local to each core. Each input is counted once per direction."""
+    if ctx.op is None:
+        return []
+    rows, cols = ctx.op.grid_size
+    found: dict[tuple[str, str], tuple[int, SubOp]] = {}
+    for read in ctx.reads:
+        if read.kind != "input" or not read.sub_op.is_matmul or read.index > 1:
+            continue
+        direction = "row" if read.index == 0 else "column"
+        if (direction == "row" and cols > 1) or (direction == "column" and rows > 1):
+            found.setdefault((read.name, direction), (read.schedule, read.sub_op))
+    return [(name, direction, s, sub) for (name, direction), (s, sub) in found.items()]
+
+
+@fused_rule("general.9", "at most one input multicast per NOC (two on Grayskull/Wormhole B0)")
 def matmuls_per_noc(ctx: FusedContext) -> Iterator[Finding]:
     """Seed: "If grid size is not [1, 1], than fused op can support only two matmul
     instructions (since we need one mcast per matmul op to send input1 to multiple cores).
     Number of multicasts is limited to two, because we have only two NOCs on
-    grayskull/wormhole_b0 device." The limit is the target's NOC count."""
-    if ctx.op is None or tuple(ctx.op.grid_size) == (1, 1):
-        return
+    grayskull/wormhole_b0 device." Counted as net2pipe counts them: multicasts, not
+    matmuls (:func:`multicasts`); more than the target's NOC count is an error."""
+    found = multicasts(ctx)
     nocs = int(ctx.target.facts["nocs"])
-    matmuls = [(s, sub) for s, _, sub in ctx.steps() if sub.is_matmul]
-    if len(matmuls) > nocs:
-        s, sub = matmuls[nocs]
-        yield ctx.finding(
-            f"{len(matmuls)} matmuls on grid_size {list(ctx.op.grid_size)}; at most {nocs} "
-            f"(one input-1 multicast per NOC, {ctx.target.name} has {nocs} NOCs)",
-            s,
-            sub,
-            True,
-        )
+    if ctx.op is None or len(found) <= nocs:
+        return
+    listed = ", ".join(f"{name} ({direction})" for name, direction, _, _ in found)
+    _, _, s, sub = found[nocs]
+    yield ctx.finding(
+        f"{len(found)} input multicasts on grid_size {list(ctx.op.grid_size)}: {listed}; at most {nocs} "
+        f"({ctx.target.name} has {nocs} NOCs)",
+        s,
+        sub,
+        True,
+    )

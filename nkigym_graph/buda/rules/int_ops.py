@@ -66,14 +66,17 @@ def int_dest_input(ctx: FusedContext) -> Iterator[Finding]:
 @fused_rule("int.4", "int fused ops: intermed_df Int8/Int32, acc_df Int32")
 def int_formats(ctx: FusedContext) -> Iterator[Finding]:
     """Seed int 4: "Intermed df has to be Int8 or Int32, accumulation df has to be Int32."
-    Checked: intermed_df of an integer fused op, and acc_df of any fused op with a
-    (de/re)quantization sub-op."""
+    Checked: acc_df of any fused op with a (de/re)quantization sub-op (the backend asserts
+    "Quantization ops are only supported in int fused ops": an error), and intermed_df of
+    an integer fused op (checked by no backend code: a warning)."""
     op = ctx.op
     if op is None:
         return
     if ctx.is_int and ctx.fused.intermediates and op.intermed_df not in INT_FORMATS:
         yield ctx.finding(
-            f"intermed_df {op.intermed_df} in an integer fused op; use Int8 or Int32", instance=True
+            f"intermed_df {op.intermed_df} in an integer fused op; use Int8 or Int32",
+            instance=True,
+            severity="warning",
         )
     quant = next(((s, sub) for s, _, sub in ctx.steps() if sub.type in QUANT), None)
     if quant and not ctx.is_int:
@@ -126,13 +129,24 @@ def int_output_format(ctx: FusedContext) -> Iterator[Finding]:
 @fused_rule("int.7", "int fused ops: ublock <= 2 tiles with (de/re)quantization, else <= 4")
 def int_ublock(ctx: FusedContext) -> Iterator[Finding]:
     """Seed int 7: "If dequantization or requantization ops are used micro block size has
-    to be <= 2 (otherwise it's <=4)." """
+    to be <= 2 (otherwise it's <=4)." The backend asserts the 2-tile limit for a
+    (de/re)quantization reading dest as input 1 (an error); the rest is documented only (a
+    warning; dest's own capacity is ``limits.dest_ublock``)."""
     if not _int_op(ctx):
         return
-    limit = 2 if any(sub.type in REQUANT_DEQUANT for _, _, sub in ctx.steps()) else 4
+    requant = any(sub.type in REQUANT_DEQUANT for _, _, sub in ctx.steps())
+    limit = 2 if requant else 4
     for s, _, sub in ctx.steps():
-        if sub.dims.ublock_tiles > limit:
-            yield ctx.finding(f"ublock {list(sub.dims.ublock)} has more than {limit} tiles", s, sub, True)
+        if sub.dims.ublock_tiles <= limit:
+            continue
+        enforced = sub.type in REQUANT_DEQUANT and len(sub.inputs) == 2 and sub.inputs[1] == "dest"
+        yield ctx.finding(
+            f"ublock {list(sub.dims.ublock)} has more than {limit} tiles",
+            s,
+            sub,
+            True,
+            severity=None if enforced else "warning",
+        )
 
 
 @fused_rule("int.8", "quantization: both operands Float32 fused op inputs")
@@ -155,23 +169,47 @@ def quantization_operands(ctx: FusedContext) -> Iterator[Finding]:
             )
 
 
-@fused_rule("int.9", "(de/re)quantization: input0 a Float32 fused op input, input1 dest")
+@fused_rule(
+    "int.9", "(de/re)quantization: input0 a Float32 input with dest input1, else Int8/Int32 and Float32"
+)
 def requant_operands(ctx: FusedContext) -> Iterator[Finding]:
     """Seed int 9: "For dequantization or requantization one input0 has to be Float32 form
-    op input and input1 has to be dest register." """
-    if ctx.op is None:
+    op input and input1 has to be dest register." As the backend reads it: input 0 is
+    never dest; when input 1 is dest, input 0 is a Float32 fused-op input (the seed's
+    form); otherwise input 0 is Int8/Int32 and input 1 Float32 (a valid netlist of the
+    backend's CI requantizes an Int8 input with Float32 scalars). Checked in integer fused
+    ops (elsewhere int.4 already rejects these ops)."""
+    if not _int_op(ctx):
         return
     for s, _, sub in ctx.steps():
         if sub.type not in REQUANT_DEQUANT or len(sub.inputs) != 2:
             continue
         first, second = sub.inputs
-        df = ctx.operand_df(first)
-        if not first.startswith("input") or df != "Float32":
+        if first == "dest":
+            yield ctx.finding("input 0 is dest; it cannot be", s, sub, True)
+            continue
+        first_df, second_df = ctx.operand_df(first), ctx.operand_df(second)
+        if second == "dest":
+            if not first.startswith("input") or first_df != "Float32":
+                yield ctx.finding(
+                    f"input 1 is dest, so input 0 must be a Float32 fused op input, "
+                    f"not '{first}' ({first_df})",
+                    s,
+                    sub,
+                    True,
+                )
+            continue
+        if first_df not in INT_FORMATS:
             yield ctx.finding(
-                f"input 0 is '{first}' ({df}); it must be a Float32 fused op input", s, sub, True
+                f"input 0 '{first}' is {first_df}; without dest as input 1 it must be Int8 or Int32",
+                s,
+                sub,
+                True,
             )
-        if second != "dest":
-            yield ctx.finding(f"input 1 is '{second}'; it must be dest", s, sub, True)
+        if second_df != "Float32":
+            yield ctx.finding(
+                f"input 1 '{second}' is {second_df}; without dest as input 1 it must be Float32", s, sub, True
+            )
 
 
 @fused_rule("int.arch", "no integer fused ops on Grayskull")

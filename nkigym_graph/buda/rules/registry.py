@@ -8,6 +8,10 @@ the rule id and the location to make a :class:`Violation`.
 
 Seed rules that the seed states twice (matmul 15/16/17 repeat 12/13/14) are one rule
 with the repeated ids as ``aliases``.
+
+How sure each rule is (its ``severity``), what in the real backend enforces it
+(``enforcement``) and where (``backend_ref``) come from one table,
+:mod:`nkigym_graph.buda.rules.enforcement`, attached when :data:`RULES` is built.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from nkigym_graph.buda.context import Finding
+from nkigym_graph.buda.severity import Severity
 
 Scope = Literal["fused", "netlist"]
 CheckFunction = Callable[[Any], Iterable[Finding]]
@@ -24,13 +29,22 @@ CheckFunction = Callable[[Any], Iterable[Finding]]
 
 @dataclass(frozen=True)
 class Rule:
-    """One checked rule. ``doc`` is the check function's docstring (the seed text it enforces)."""
+    """One checked rule. ``doc`` is the check function's docstring (the seed text it enforces).
+
+    ``severity`` is the most severe level its findings get (a finding may carry a lower
+    one, e.g. general.8's grid-[m, 1] part is ``info``, its broadcast part ``warning``);
+    ``enforcement`` says which backend code rejects it, or why none does; ``backend_ref``
+    names the file and function (or the upstream commit) it rests on.
+    """
 
     id: str
     summary: str
     scope: Scope
     check: CheckFunction
     aliases: tuple[str, ...] = ()
+    severity: Severity = "error"
+    enforcement: str = ""
+    backend_ref: str = ""
 
     @property
     def doc(self) -> str:
@@ -38,7 +52,7 @@ class Rule:
 
     def __str__(self) -> str:
         also = f" (also {', '.join(self.aliases)})" if self.aliases else ""
-        return f"{self.id:<28} {self.summary}{also}"
+        return f"{self.id:<28} {self.severity:<8} {self.summary}{also}"
 
 
 _REGISTRY: list[Rule] = []

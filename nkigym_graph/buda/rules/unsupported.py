@@ -137,9 +137,11 @@ def intermed_within_schedule(ctx: FusedContext) -> Iterator[Finding]:
         )
 
 
-@fused_rule("unsupported.7", "an intermediate keeps one ublock size")
+@fused_rule("unsupported.7", "an intermediate keeps one ublock size (retired upstream)")
 def intermed_one_ublock(ctx: FusedContext) -> Iterator[Finding]:
-    """Seed: "Intermediate buffers cannot be reused for different size of the ublock." """
+    """Seed: "Intermediate buffers cannot be reused for different size of the ublock."
+    Retired upstream a few days after the seed's text (tt-budabackend commit 09feebee: the
+    backend sizes each intermediate for the largest ublock written to it). Info only."""
     first: dict[str, tuple[int, int]] = {}
     for s, _, sub in ctx.steps():
         if not sub.output.startswith("intermed"):
@@ -148,7 +150,7 @@ def intermed_one_ublock(ctx: FusedContext) -> Iterator[Finding]:
         if ublock != sub.dims.ublock:
             yield ctx.finding(
                 f"writes {sub.output} with ublock {list(sub.dims.ublock)}, "
-                f"earlier written with ublock {list(ublock)}",
+                f"earlier written with ublock {list(ublock)} (allowed since commit 09feebee)",
                 s,
                 sub,
             )
