@@ -4,7 +4,8 @@ Two rewrites make every kernel instruction a statement, so ordering, buffering a
 pricing see exactly what runs (and the result still interprets, and verifies, like
 any program):
 
-- **Loads are cut at block boundaries.** A load spanning several blocks of a blocked
+- **Loads are cut at block boundaries** (after the evictions, which do not depend on
+  the blocks and are made once per program). A load spanning several blocks of a blocked
   axis becomes one load per block, each its own tile, and its readers read the piece
   they fall in (a reader straddling a boundary keeps the load whole)::
 
@@ -34,8 +35,9 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from nkigym_graph.ir.axes import ProgramAxes, program_axes
+from nkigym_graph.ir.memo import memo
 from nkigym_graph.ir.ops import get_op
-from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.program import STATEMENTS_KEY, Program
 from nkigym_graph.ir.schedule import ScheduleError
 from nkigym_graph.ir.slices import Range, Slices
 from nkigym_graph.ir.statement import Operand, Statement, make_attrs
@@ -61,21 +63,41 @@ class KernelProgram(NamedTuple):
 
 
 def prepare(program: Program, blocks: Mapping[str, int]) -> KernelProgram:
-    """``program`` with loads cut at ``blocks`` boundaries and PSUM evictions explicit."""
-    taken = set(program.variables)
-    statements, pieces = _cut_loads(program, program_axes(program), blocks, taken)
-    psum = psum_variables(program)
-    statements, evictions = _evict(statements, psum, taken)
+    """``program`` with PSUM evictions explicit and loads cut at ``blocks`` boundaries."""
+    evicted = memo(program, (STATEMENTS_KEY, "evicted"), _evicted)
+    source = evicted.program
+    statements, pieces = _cut_loads(source, program_axes(source), blocks, set(source.variables))
+    if not pieces:
+        return evicted
     kernel = Program(
-        program.name,
-        program.params,
+        source.name,
+        source.params,
         statements,
-        program.returns,
-        target=program.target,
-        outputs=program.outputs,
-        explicit_slices=program.explicit_slices,
+        source.returns,
+        target=source.target,
+        outputs=source.outputs,
+        explicit_slices=source.explicit_slices,
     )
-    return KernelProgram(kernel, psum, frozenset(evictions), pieces)
+    return KernelProgram(kernel, evicted.psum, evicted.evictions, pieces)
+
+
+def _evicted(program: Program) -> KernelProgram:
+    """``program`` with its PSUM evictions explicit (once per list of statements: the
+    evictions do not depend on the blocks)."""
+    psum = psum_variables(program)
+    statements, evictions = _evict(list(program.statements), psum, set(program.variables))
+    kernel = program.with_schedule(None)
+    if evictions:
+        kernel = Program(
+            program.name,
+            program.params,
+            statements,
+            program.returns,
+            target=program.target,
+            outputs=program.outputs,
+            explicit_slices=program.explicit_slices,
+        )
+    return KernelProgram(kernel, psum, frozenset(evictions), 0)
 
 
 def _fresh(stem: str, taken: set[str]) -> str:
@@ -123,6 +145,7 @@ def _cut_loads(
             renames[(dst.var, slices)] = (names[index], local)
     if not cuts:
         return list(program.statements), 0
+    renamed = {var for var, _ in renames}
     statements: list[Statement] = []
     for node, stmt in enumerate(program.statements):
         cut = cuts.get(node)
@@ -132,7 +155,7 @@ def _cut_loads(
                 operands = (Operand(source_var, source), Operand(name, local))
                 statements.append(Statement(stmt.op, operands, stmt.attrs, stmt.accumulate))
             continue
-        if any((o.var, o.slices) in renames for o in stmt.operands):
+        if any(o.var in renamed and (o.var, o.slices) in renames for o in stmt.operands):
             moved = tuple(Operand(*renames.get((o.var, o.slices), o)) for o in stmt.operands)
             stmt = Statement(stmt.op, moved, stmt.attrs, stmt.accumulate)
         statements.append(stmt)
