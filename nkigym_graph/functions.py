@@ -7,6 +7,7 @@ array([0., 2.])
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
@@ -20,6 +21,29 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
 
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """The error function, element by element (``math.erf``: exact in float64, about
+    0.25 us per element; numpy has none)."""
+    values = np.asarray(x)
+    return np.asarray(_ERF(values), dtype=np.result_type(values, np.float32))
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    """``x * Phi(x)``, the exact (erf) form NKI's ``nl.gelu`` computes."""
+    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
+
+
+def _silu(x: np.ndarray) -> np.ndarray:
+    return x * _sigmoid(x)
+
+
+def _mean(x: np.ndarray, axis: int, keepdims: bool = False) -> np.ndarray:
+    return np.asarray(np.mean(x, axis=axis, keepdims=keepdims))
+
+
 UNARY: Mapping[str, Unary] = MappingProxyType(
     {
         "copy": lambda x: x.copy(),
@@ -28,6 +52,8 @@ UNARY: Mapping[str, Unary] = MappingProxyType(
         "tanh": np.tanh,
         "relu": lambda x: np.maximum(x, 0.0),
         "sigmoid": _sigmoid,
+        "gelu": _gelu,
+        "silu": _silu,
         "sqrt": np.sqrt,
         "rsqrt": lambda x: 1.0 / np.sqrt(x),
         "reciprocal": lambda x: 1.0 / x,
@@ -53,5 +79,6 @@ REDUCE: Mapping[str, Callable[..., np.ndarray]] = MappingProxyType(
         "sum": np.sum,
         "max": np.max,
         "min": np.min,
+        "mean": _mean,
     }
 )

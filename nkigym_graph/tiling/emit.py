@@ -13,7 +13,12 @@ with its own K loop and accumulates it into the outer one. Then the tile is stor
 into the output. Intermediates are named ``tensor_0, tensor_1, ...`` in emission order.
 
 A result used twice (``tensor_tensor(x, x)``) is emitted once per loop iteration that
-needs it, never reused across iterations.
+needs it, never reused across iterations, with one exception: a result read through a
+broadcast operand (a row statistic ``[P, 1]`` such as a softmax row maximum, or a
+``[1, F]`` row) is computed once per tile of it, the first time an output tile needs
+it, and read by every later output tile of its rows, not recomputed per output tile
+(that would make a row reduction quadratic in the row's tiles). A broadcast operand's
+size-1 dimension always reads tile 0.
 
 Tiles are passed around by index; every slice tuple and parameter operand is built
 once, before the loops, so the loops only name tiles and build statements.
@@ -24,9 +29,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Collection, Iterator
 from itertools import chain, count, product
+from math import prod
 
 from nkigym_graph.errors import TilingError
-from nkigym_graph.ops import ALLOC, LOAD, STORE
+from nkigym_graph.ops import ALLOC, BROADCAST, LOAD, STORE
 from nkigym_graph.slices import Range, Slices
 from nkigym_graph.statement import Operand, Statement, make_attrs
 from nkigym_graph.tiling.analysis import Dimension, DimensionAnalysis
@@ -92,6 +98,8 @@ class _Emitter:
                 uses[tensor.source] = uses.get(tensor.source, 0) + 1
         self.shared = {source for source, n in uses.items() if n > 1}
         """Parameters and calls read more than once: emitted once per loop iteration."""
+        self.kept = kept_sources(dims.calls)
+        """Parameters and calls read through a broadcast operand: emitted once per tile."""
         for name in dims.params:
             self._register(name, self._load_fn(name))
         for call in dims.calls:
@@ -142,7 +150,22 @@ class _Emitter:
         return self.functions[tensor.source]
 
     def _register(self, source: Source, fn: TileFn) -> None:
-        self.functions[source] = self._memoized(source, fn) if source in self.shared else fn
+        if source in self.kept:
+            fn = self._kept(source, fn)
+        elif source in self.shared:
+            fn = self._memoized(source, fn)
+        self.functions[source] = fn
+
+    def _kept(self, source: Source, fn: TileFn) -> TileFn:
+        memo: dict[tuple[int, int], Operand] = {}
+
+        def tile(i0: int, i1: int) -> Operand:
+            found = memo.get((i0, i1))
+            if found is None:
+                found = memo[(i0, i1)] = fn(i0, i1)
+            return found
+
+        return tile
 
     def _memoized(self, source: Source, fn: TileFn) -> TileFn:
         memo, scopes = self.memo, self.scopes
@@ -181,23 +204,28 @@ class _Emitter:
             )
         index = {label: i for i, label in enumerate(op.axes[write])}
         reduced: list[int] = []
-        inputs: list[tuple[TileFn, int, int]] = []
+        sizes: list[int] = []
         for labels, tensor in zip(op.axes, call.inputs, strict=False):
-            where = []
             for label, axis in zip(labels, tensor.axes, strict=True):
-                if label not in index:
+                if label not in index and label != BROADCAST:
                     index[label] = len(index)
                     reduced.append(len(self.dims.tiles(axis)))
-                where.append(index[label])
+                    sizes.append(self.dims.dimension(axis).size)
+        spread = any(BROADCAST in labels for labels in op.axes)
+        index[BROADCAST] = len(index)  # a broadcast dimension: always its one tile, 0
+        inputs: list[tuple[TileFn, int, int]] = []
+        for labels, tensor in zip(op.axes, call.inputs, strict=False):
+            where = [index[label] for label in labels]
             inputs.append((self._fn(tensor), where[0], where[1]))
         whole = self._whole(*self._dims_of(call.out_axes))
         append, next_name = self.statements.append, self.next_name
 
         reads = _reader(inputs)
         if not reduced:
+            tail = (0,) if spread else ()
 
             def compute(i0: int, i1: int) -> Operand:
-                args = reads((i0, i1))
+                args = reads((i0, i1, *tail))
                 dst = _new(Operand, (next_name(), whole[i0][i1]))
                 append(_new(Statement, (op, (*args, dst), attrs, False)))
                 return dst
@@ -206,7 +234,10 @@ class _Emitter:
 
         rule = combine_rule(op, attrs) if any(n > 1 for n in reduced) else ACCUMULATE
         fold, fold_attrs = rule.op, rule.attrs
-        first, *rest = product(*map(range, reduced))
+        finish = rule.finish(prod(sizes))
+        attrs = rule.partial if rule.partial is not None else attrs
+        chunks = product(*map(range, reduced), *([range(1)] if spread else []))
+        first, *rest = chunks
         scopes, close = self.scopes, self._close_scope
         scoped = bool(self.shared)
 
@@ -232,9 +263,23 @@ class _Emitter:
                 acc = folded
             if scoped:
                 close()
+            if finish is not None:
+                done = _new(Operand, (next_name(), slices))
+                append(_new(Statement, (finish[0], (acc, done), finish[1], False)))
+                acc = done
             return acc
 
         return reduce
+
+
+def kept_sources(calls: Collection[Call]) -> set[Source]:
+    """The parameters and calls some call reads through a broadcast operand."""
+    return {
+        tensor.source
+        for call in calls
+        for labels, tensor in zip(call.op.axes, call.inputs, strict=False)
+        if BROADCAST in labels
+    }
 
 
 def _reader(inputs: list[tuple[TileFn, int, int]]) -> Callable[[tuple[int, ...]], tuple[Operand, ...]]:
