@@ -76,6 +76,10 @@ class KernelBuilder:
             self.params.append(name)
         self.tiles: dict[str, Tile] = {}
         self.copies: dict[str, Tile] = {}
+        self.spread: dict[tuple[object, ...], Tile] = {}
+        """Rows spread over the partitions (:mod:`.spread`), by (variable, slices, partitions)."""
+        self.constants: dict[tuple[object, ...], Tile] = {}
+        """Constant tiles (ones, a bias value), made once."""
         self.psum_vars = self._psum_variables()
         self.groups: list[Group] = []
         self._open: tuple[str, str, int | None] | None = None
@@ -202,6 +206,8 @@ class KernelBuilder:
         if operand.var in self.hbm:
             return Ref(self.hbm[operand.var], const_slices(operand.slices))
         self.copies.pop(operand.var, None)
+        for key in [k for k in self.spread if k[0] == operand.var]:
+            del self.spread[key]
         return Ref(self.allocate(operand.var), const_slices(operand.slices))
 
     def read(self, operand: Operand, statement: str, sbuf: bool = False) -> Ref:
@@ -230,6 +236,15 @@ class KernelBuilder:
         )
         self.copies[var] = copy
         return copy
+
+    def ones_row(self, dtype: str, partitions: int) -> Tile:
+        """A ``[1, partitions]`` tile of ones of ``dtype`` (made once)."""
+        key = ("ones", dtype, partitions)
+        tile = self.constants.get(key)
+        if tile is None:
+            tile = self.constants[key] = self.new_tile("ones", (1, partitions), dtype, "sbuf")
+            self.call("nisa.memset", ("dst", Ref(tile, whole(tile.shape))), ("value", "1.0"))
+        return tile
 
     # -- results ----------------------------------------------------------------------
     def destination(self, stmt: Statement) -> tuple[Ref, Callable[[], None]]:

@@ -9,10 +9,15 @@ op                 instructions
 ``nc_matmul``      ``nisa.nc_matmul(dst=psum, stationary=lhs, moving=rhs)``; ``+=`` steps
                    accumulate in the same PSUM tile (the first write overwrites)
 ``nc_transpose``   ``nisa.nc_transpose`` into a PSUM tile, then ``nisa.tensor_copy``
-``activation``     ``nisa.activation(dst, op=nl.<f>, data)``
+``activation``     ``nisa.activation(dst, op=nl.<f>, data, bias=b, scale=s)`` (b, s numbers)
+``activation_bias`` ``nisa.activation(dst, op=nl.<f>, data, bias=column, scale=s)``
 ``tensor_tensor``  ``nisa.tensor_tensor(dst, data1, data2, op=nl.<f>)``
+``tensor_row``     ``nisa.tensor_tensor`` with the row spread over the partitions
+                   (:mod:`.spread`: a ones matmul, once per row)
 ``tensor_scalar``  ``nisa.tensor_scalar(dst, data, op0=nl.<f>, operand0=c)``
-``tensor_reduce``  ``nisa.tensor_reduce(dst, op=nl.<f>, data, axis=1, keepdims=True)``
+``tensor_column``  ``nisa.tensor_scalar(dst, data, op0=nl.<f>, operand0=column)``
+``tensor_reduce``  ``nisa.tensor_reduce(dst, op=nl.<f>, data, axis=1, keepdims=True)``;
+                   a mean then divides by the count (``nisa.tensor_scalar``)
 =================  =====================================================================
 
 ``+=`` on a load or store is a DMA with ``dst_rmw_op=nl.add``; on a Vector/Scalar Engine
@@ -30,8 +35,9 @@ from nkigym_graph.statement import Statement
 from .builder import KernelBuilder, Lowering
 from .coverage import covers
 from .errors import NkiEmitError
-from .ir import Hbm, Ref, const_slices, whole
-from .names import BINARY_OPS, REDUCE_OPS, UNARY_OPS, math_op
+from .ir import Arg, Hbm, Ref, const_slices, whole
+from .names import BINARY_OPS, MEAN_REDUCTIONS, REDUCE_OPS, UNARY_OPS, math_op
+from .spread import spread_row
 
 ZERO_FILL_COLUMNS = 2048
 """Free size of the zero tile used to clear outputs that stores do not fully cover."""
@@ -160,15 +166,29 @@ class TransposeLowering(_Base):
 
 
 class ActivationLowering(_Base):
+    """``op(data * scale + bias)`` in one Scalar Engine instruction; a bias column or
+    number and a scale number are the instruction's own ``bias`` and ``scale``."""
+
     op_name = "activation"
 
     def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
         text = kb.describe(node)
-        func = math_op(UNARY_OPS, stmt.attr("op"), text)
+        values = stmt.op.attr_values(stmt.attrs)
+        func = math_op(UNARY_OPS, values["op"], text)
         data = kb.read(stmt.operands[0], text)
+        bias = kb.read(stmt.operands[1], text) if len(stmt.op.read_positions) > 1 else values.get("bias", 0.0)
+        extra: list[tuple[str, Arg]] = []
+        if isinstance(bias, Ref) or bias != 0:
+            extra.append(("bias", bias if isinstance(bias, Ref) else format_literal(bias)))
+        if values["scale"] != 1:
+            extra.append(("scale", format_literal(values["scale"])))
         dst, finish = kb.destination(stmt)
-        kb.call("nisa.activation", ("dst", dst), ("op", func), ("data", data))
+        kb.call("nisa.activation", ("dst", dst), ("op", func), ("data", data), *extra)
         finish()
+
+
+class ActivationBiasLowering(ActivationLowering):
+    op_name = "activation_bias"
 
 
 class TensorTensorLowering(_Base):
@@ -186,27 +206,53 @@ class TensorTensorLowering(_Base):
         finish()
 
 
+class TensorRowLowering(_Base):
+    """``data <op> row`` with the ``[1, F]`` row spread over the data's partitions first."""
+
+    op_name = "tensor_row"
+
+    def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
+        text = kb.describe(node)
+        func = math_op(BINARY_OPS, stmt.attr("op"), text)
+        data = kb.read(stmt.operands[0], text)
+        partitions = stmt.operands[0].slices[0][1] - stmt.operands[0].slices[0][0]
+        row = spread_row(kb, stmt.operands[1], partitions, text)
+        dst, finish = kb.destination(stmt)
+        kb.call("nisa.tensor_tensor", ("dst", dst), ("data1", data), ("data2", row), ("op", func))
+        finish()
+
+
 class TensorScalarLowering(_Base):
+    """A number, or a ``[P, 1]`` column (``tensor_column``), as ``operand0``."""
+
     op_name = "tensor_scalar"
 
     def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
         text = kb.describe(node)
         func = math_op(BINARY_OPS, stmt.attr("op"), text)
         data = kb.read(stmt.operands[0], text)
+        if len(stmt.op.read_positions) > 1:
+            operand: Arg = kb.read(stmt.operands[1], text)
+        else:
+            operand = format_literal(stmt.attr("scalar"))
         dst, finish = kb.destination(stmt)
-        scalar = format_literal(stmt.attr("scalar"))
-        kb.call("nisa.tensor_scalar", ("dst", dst), ("data", data), ("op0", func), ("operand0", scalar))
+        kb.call("nisa.tensor_scalar", ("dst", dst), ("data", data), ("op0", func), ("operand0", operand))
         finish()
 
 
+class TensorColumnLowering(TensorScalarLowering):
+    op_name = "tensor_column"
+
+
 class TensorReduceLowering(_Base):
-    """Reduce the free axis into a [P, 1] tile."""
+    """Reduce the free axis into a [P, 1] tile; a mean divides the sum by the count."""
 
     op_name = "tensor_reduce"
 
     def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
         text = kb.describe(node)
-        func = math_op(REDUCE_OPS, stmt.attr("op"), text)
+        kind = stmt.attr("op")
+        func = math_op(REDUCE_OPS, kind, text)
         data = kb.read(stmt.operands[0], text)
         dst, finish = kb.destination(stmt)
         kb.call(
@@ -217,6 +263,12 @@ class TensorReduceLowering(_Base):
             ("axis", "1"),
             ("keepdims", "True"),
         )
+        if kind in MEAN_REDUCTIONS:
+            (_, _), (f0, f1) = stmt.operands[0].slices
+            count = format_literal(f1 - f0)
+            kb.call(
+                "nisa.tensor_scalar", ("dst", dst), ("data", dst), ("op0", "nl.divide"), ("operand0", count)
+            )
         finish()
 
 
@@ -230,8 +282,11 @@ LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
             MatmulLowering(),
             TransposeLowering(),
             ActivationLowering(),
+            ActivationBiasLowering(),
             TensorTensorLowering(),
+            TensorRowLowering(),
             TensorScalarLowering(),
+            TensorColumnLowering(),
             TensorReduceLowering(),
         )
     }
