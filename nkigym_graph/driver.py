@@ -29,7 +29,7 @@ from nkigym_graph.transform import Match, Transform
 if TYPE_CHECKING:
     from nkigym_graph.search.verify import Verifier
 
-DEFAULT_PIPELINE = ("data_reuse", "operand_merge", "dead_code")
+DEFAULT_PIPELINE = ("data_reuse", "operand_merge", "reduction_merge", "dead_code")
 
 
 def transforms() -> Mapping[str, Transform]:

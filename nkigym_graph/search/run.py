@@ -32,7 +32,7 @@ from nkigym_graph.search.strategies import get_strategy
 from nkigym_graph.search.verify import DEFAULT_MEMO_BYTES, DEFAULT_SAMPLES, VerifySettings
 from nkigym_graph.transform import Transform
 
-DEFAULT_TRANSFORMS = ("data_reuse", "operand_merge", "dead_code")
+DEFAULT_TRANSFORMS = ("data_reuse", "operand_merge", "reduction_merge", "dead_code")
 VERIFY_MODES = ("sampled", "all")
 
 

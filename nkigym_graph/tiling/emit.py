@@ -15,10 +15,11 @@ into the output. Intermediates are named ``tensor_0, tensor_1, ...`` in emission
 A result used twice (``tensor_tensor(x, x)``) is emitted once per loop iteration that
 needs it, never reused across iterations, with one exception: a result read through a
 broadcast operand (a row statistic ``[P, 1]`` such as a softmax row maximum, or a
-``[1, F]`` row) is computed once per tile of it, the first time an output tile needs
-it, and read by every later output tile of its rows, not recomputed per output tile
-(that would make a row reduction quadratic in the row's tiles). A broadcast operand's
-size-1 dimension always reads tile 0.
+``[1, F]`` row), and everything it is computed from, is computed once per tile of it,
+the first time an output tile needs it, and read by every later output tile of its
+rows, not recomputed per output tile (that would make a row reduction quadratic in the
+row's tiles; a softmax's output tiles read the exponentials its row sum computed). A
+broadcast operand's size-1 dimension always reads tile 0.
 
 Tiles are passed around by index; every slice tuple and parameter operand is built
 once, before the loops, so the loops only name tiles and build statements.
@@ -273,13 +274,22 @@ class _Emitter:
 
 
 def kept_sources(calls: Collection[Call]) -> set[Source]:
-    """The parameters and calls some call reads through a broadcast operand."""
-    return {
+    """The parameters and calls some call reads through a broadcast operand, and every
+    parameter and call those are computed from."""
+    stack: list[Source] = [
         tensor.source
         for call in calls
         for labels, tensor in zip(call.op.axes, call.inputs, strict=False)
         if BROADCAST in labels
-    }
+    ]
+    kept: set[Source] = set()
+    while stack:
+        source = stack.pop()
+        if source not in kept:
+            kept.add(source)
+            if isinstance(source, Call):
+                stack.extend(t.source for t in source.inputs)
+    return kept
 
 
 def _reader(inputs: list[tuple[TileFn, int, int]]) -> Callable[[tuple[int, ...]], tuple[Operand, ...]]:

@@ -1,0 +1,201 @@
+"""``reduction_merge``: partial reductions over adjacent chunks of the axis they reduce
+become one reduction over both chunks.
+
+Tiling splits a reduction wider than one tile into one statement per chunk, combined as
+``tiling.combine`` says; once ``free_dim_merge`` / ``operand_merge`` have made the chunks
+slices of one wide tile, two neighbours fold into one statement (within the op's limit
+on the reduced axis: ``nc_matmul`` K <= 128 on Trn2, the SBUF row for a free-axis
+reduction).
+
+Sums accumulate (``+=``). Before::
+
+    tensor_3 = nkigym.tensor_reduce(tensor_0[0:128, 0:128], op="sum")
+    tensor_3[0:128, 0:1] += nkigym.tensor_reduce(tensor_0[0:128, 128:256], op="sum")
+
+After::
+
+    tensor_3 = nkigym.tensor_reduce(tensor_0[0:128, 0:256], op="sum")
+
+Maxima and minima fold through ``tensor_tensor``. Before::
+
+    tensor_1 = nkigym.tensor_reduce(tensor_0[0:128, 0:128], op="max")
+    tensor_2 = nkigym.tensor_reduce(tensor_0[0:128, 128:256], op="max")
+    tensor_4 = nkigym.tensor_tensor(tensor_1, tensor_2, op="maximum")
+
+After (readers of ``tensor_4`` read ``tensor_1``)::
+
+    tensor_1 = nkigym.tensor_reduce(tensor_0[0:128, 0:256], op="max")
+
+Conditions: the same op and attributes; every operand carrying the reduced axis is the
+same tile, the first chunk ending where the second starts, all else equal; nothing else
+reads the partial result in between; the second chunk's inputs are ready where the first
+statement stands (it takes the merged statement's place). Overlap: a chain of ``+=``
+merges pairwise, half of it per batch.
+"""
+
+from __future__ import annotations
+
+from nkigym_graph import hookimpl
+from nkigym_graph.ops import BROADCAST
+from nkigym_graph.ops.base import Op
+from nkigym_graph.program import Program
+from nkigym_graph.statement import Operand, Statement
+from nkigym_graph.tiling.combine import RULES, Combine
+from nkigym_graph.transform import Edit, Match, Rename, Transform
+
+
+def reduced_axis(op: Op) -> str | None:
+    """The one axis label ``op``'s inputs carry and its result does not (None: none or several)."""
+    kept = set(op.axes[op.write_positions[0]])
+    labels = {
+        label
+        for position in op.read_positions
+        for label in op.axes[position]
+        if label not in kept and label != BROADCAST
+    }
+    return labels.pop() if len(labels) == 1 else None
+
+
+def _rule(stmt: Statement) -> Combine | None:
+    return RULES.get((stmt.op.name, stmt.attr("op")))
+
+
+class ReductionMerge(Transform):
+    """Fold two partial reductions over adjacent chunks into one (see the module docstring)."""
+
+    name = "reduction_merge"
+
+    def analyze(self, program: Program) -> list[Match]:
+        matches: list[Match] = []
+        for op_name in sorted({name for name, _ in RULES}):
+            for node in program.statements_of(op_name):
+                stmt = program.statements[node]
+                rule = _rule(stmt)
+                if rule is None or rule.partial is not None or reduced_axis(stmt.op) is None:
+                    continue
+                found = (
+                    self._accumulated(program, node) if rule.op is None else self._folded(program, node, rule)
+                )
+                if found is not None:
+                    matches.append(found)
+        return matches
+
+    # -- sums: ``acc += op(chunk)`` after ``acc (+)= op(previous chunk)`` ----------------
+    def _accumulated(self, program: Program, second: int) -> Match | None:
+        stmt = program.statements[second]
+        if not stmt.accumulate:
+            return None
+        var = stmt.dst.var
+        writers = program.writers_of(var)
+        at = writers.index(second)
+        if at == 0:
+            return None
+        first = writers[at - 1]
+        earlier = program.statements[first]
+        if earlier.dst.slices != stmt.dst.slices or any(
+            first < n < second for n, _ in program.consumers_of(var)
+        ):
+            return None
+        merged = _joined(program, first, second) or _joined(program, first, second, swapped=True)
+        if merged is None:
+            return None
+        edit = Edit(replace={first: merged}, absorb={second: first})
+        return self._match(program, (first, second), edit, merged)
+
+    # -- maxima and minima: ``fold(op(chunk a), op(chunk b))`` ---------------------------
+    def _folded(self, program: Program, node: int, rule: Combine) -> Match | None:
+        stmt = program.statements[node]
+        if stmt.accumulate:
+            return None
+        for fold in program.consumers_of(stmt.dst.var):
+            found = self._fold_match(program, fold[0], rule)
+            if found is not None:
+                return found
+        return None
+
+    def _fold_match(self, program: Program, fold: int, rule: Combine) -> Match | None:
+        folding = program.statements[fold]
+        if folding.op is not rule.op or folding.attrs != rule.attrs or folding.accumulate:
+            return None
+        parts = [folding.operands[p] for p in folding.op.read_positions]
+        writers = [_only_writer(program, part) for part in parts]
+        if any(w is None for w in writers) or writers[0] == writers[1]:
+            return None
+        first, second = sorted(w for w in writers if w is not None)
+        for position in folding.op.read_positions:
+            if program.consumers_of(folding.operands[position].var) != ((fold, position),):
+                return None
+        merged = _joined(program, first, second) or _joined(program, first, second, swapped=True)
+        if merged is None:
+            return None
+        keep = program.statements[first].dst.var
+        edit = Edit(
+            replace={first: merged},
+            absorb={second: first, fold: first},
+            renames={folding.dst.var: Rename(keep)},
+        )
+        return self._match(program, (first, second, fold), edit, merged)
+
+    def _match(self, program: Program, nodes: tuple[int, ...], edit: Edit, merged: Statement) -> Match:
+        changed = set(nodes)
+        reads = frozenset(p for n in nodes for p in program.pred_of(n)) - changed
+        mentions = frozenset(o.var for n in nodes for o in program.statements[n].operands) - set(edit.renames)
+        axis = reduced_axis(merged.op)
+        return Match(
+            transform=self.name,
+            nodes=nodes,
+            edit=edit,
+            reads=reads,
+            mentions=mentions,
+            detail=f"{merged.op.name} {axis}: statement {', '.join(map(str, nodes[1:]))} into {nodes[0]}",
+            program_hash=program.canonical_hash,
+        )
+
+
+def _only_writer(program: Program, operand: Operand) -> int | None:
+    """The one statement writing ``operand``'s variable, when it defines the whole of it."""
+    writers = program.writers_of(operand.var)
+    if len(writers) != 1 or program.variables[operand.var].external:
+        return None
+    stmt = program.statements[writers[0]]
+    return writers[0] if stmt.dst.slices == operand.slices and not stmt.accumulate else None
+
+
+def _joined(program: Program, first: int, second: int, swapped: bool = False) -> Statement | None:
+    """Statement ``first`` widened to cover ``second``'s chunk too, or None when the two
+    are not neighbouring chunks of one reduction (``swapped``: ``second``'s chunk comes
+    first along the axis)."""
+    a, b = program.statements[first], program.statements[second]
+    if a.op is not b.op or a.attrs != b.attrs:
+        return None
+    axis = reduced_axis(a.op)
+    if axis is None:
+        return None
+    lower, upper = (b, a) if swapped else (a, b)
+    operands = list(a.operands)
+    size = 0
+    for position in a.op.read_positions:
+        low, high = lower.operands[position], upper.operands[position]
+        labels = a.op.axes[position]
+        if axis not in labels:
+            if low != high:
+                return None
+            continue
+        dim = labels.index(axis)
+        if low.var != high.var or low.slices[dim][1] != high.slices[dim][0]:
+            return None
+        if low.slices[:dim] + low.slices[dim + 1 :] != high.slices[:dim] + high.slices[dim + 1 :]:
+            return None
+        span = (low.slices[dim][0], high.slices[dim][1])
+        size = span[1] - span[0]
+        operands[position] = Operand(low.var, (*low.slices[:dim], span, *low.slices[dim + 1 :]))
+    if not a.op.can_merge_dim(axis, size, program.target):
+        return None
+    if any(p > first for p in program.pred_of(second) if p != first):
+        return None  # the second chunk's inputs are not ready where the merged statement stands
+    return a._replace(operands=tuple(operands))
+
+
+@hookimpl
+def nkigym_graph_register_transforms() -> list[type[Transform]]:
+    return [ReductionMerge]
