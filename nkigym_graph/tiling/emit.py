@@ -4,22 +4,22 @@ The loops over the returned tensor's tiles are outermost (dimension 0, then 1). 
 each output tile the whole computation is emitted on demand, from the output back
 to the parameters: a call asked for a tile of its result asks its inputs for the
 matching tiles (by the op's axis labels), loading each parameter tile it needs (one
-load per operand per tile, no reuse across tiles, as in seed 001's "Before"). A call
-that reduces a dimension loops over that dimension's tiles: the first partial result
-defines the result tile, later ones are combined (``+=`` or a ``tensor_tensor``, see
-``combine``), and whatever consumes the result is emitted once, after the loop. A
-double matmul thus computes, per outer output tile and outer K tile, the inner tile
-with its own K loop and accumulates it into the outer one. Then the tile is stored
-into the output. Intermediates are named ``tensor_0, tensor_1, ...`` in emission order.
+load per operand per tile, no reuse across output tiles, as in seed 001's "Before";
+``data_reuse`` shares them later). A call that reduces a dimension loops over that
+dimension's tiles: the first partial result defines the result tile, later ones are
+combined (``+=`` or a ``tensor_tensor``, see ``combine``), and whatever consumes the
+result is emitted once, after the loop. Then the tile is stored into the output.
+Intermediates are named ``tensor_0, tensor_1, ...`` in emission order.
 
-A result used twice (``tensor_tensor(x, x)``) is emitted once per loop iteration that
-needs it, never reused across iterations, with one exception: a result read through a
-broadcast operand (a row statistic ``[P, 1]`` such as a softmax row maximum, or a
-``[1, F]`` row), and everything it is computed from, is computed once per tile of it,
-the first time an output tile needs it, and read by every later output tile of its
-rows, not recomputed per output tile (that would make a row reduction quadratic in the
-row's tiles; a softmax's output tiles read the exponentials its row sum computed). A
-broadcast operand's size-1 dimension always reads tile 0.
+Each tile of a call's result is computed once, the first time an output tile needs
+it, and read by every later one: a double matmul computes an inner tile within the
+first outer output tile that needs it, with its own K loop, and accumulates it into
+every outer tile reading it; a softmax computes its row maximum once per row, not once
+per output tile (no transform could remove such recomputation). Parameter tiles are
+loaded once per output tile that needs them (per chunk of a reduction within it),
+except those a value read through a broadcast operand (a row statistic ``[P, 1]``, a
+``[1, F]`` row) is computed from: those too are loaded once. A broadcast operand's
+size-1 dimension always reads tile 0.
 
 Tiles are passed around by index; every slice tuple and parameter operand is built
 once, before the loops, so the loops only name tiles and build statements.
@@ -100,7 +100,7 @@ class _Emitter:
         self.shared = {source for source, n in uses.items() if n > 1}
         """Parameters and calls read more than once: emitted once per loop iteration."""
         self.kept = kept_sources(dims.calls)
-        """Parameters and calls read through a broadcast operand: emitted once per tile."""
+        """Parameters a broadcast operand's value is computed from: loaded once per tile."""
         for name in dims.params:
             self._register(name, self._load_fn(name))
         for call in dims.calls:
@@ -151,7 +151,7 @@ class _Emitter:
         return self.functions[tensor.source]
 
     def _register(self, source: Source, fn: TileFn) -> None:
-        if source in self.kept:
+        if isinstance(source, Call) or source in self.kept:
             fn = self._kept(source, fn)
         elif source in self.shared:
             fn = self._memoized(source, fn)

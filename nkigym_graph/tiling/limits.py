@@ -4,10 +4,10 @@ Every output tile is computed by the same statements (``emit``'s loops), so the 
 is ``1 + tiles * (per_tile + 1)``: the allocation, then per output tile the statements
 computing it and its store. A call computes one result tile from its inputs' tiles,
 once per chunk of the dimensions it reduces, folding each later partial in. The count
-is exact unless some tensor is read twice (its tiles are then emitted once per loop
-iteration, fewer than counted) or through a broadcast operand (once per tile of it):
-then ``tile`` refuses by a lower bound before emitting, and ``emit`` stops once it
-passes the limit.
+is exact unless some tensor is read twice (a computed tile is then emitted once, a
+loaded one once per loop iteration, fewer than counted) or through a broadcast
+operand: then ``tile`` refuses by a lower bound before emitting, and ``emit`` stops
+once it passes the limit.
 
 >>> from nkigym_graph.ops import NC_MATMUL
 >>> from nkigym_graph.targets import TRN2
@@ -33,8 +33,8 @@ from nkigym_graph.tiling.trace import Call
 
 def statement_bounds(dims: DimensionAnalysis) -> tuple[int, int]:
     """Lower and upper bounds on the statements of the tiled program, equal when no
-    tensor is read twice. Every output tile loads each parameter and computes each call
-    it reaches without passing a broadcast operand at least once, hence the lower bound."""
+    tensor is read twice. Every output tile needs its own statement, its parameter
+    loads and its store, hence the lower bound."""
     reads = [t.source for call in dims.calls for t in call.inputs]
     per_tile: dict[str | Call, int] = dict.fromkeys(dims.params, 1)  # one load
     for call in dims.calls:
@@ -61,18 +61,12 @@ def statement_bounds(dims: DimensionAnalysis) -> tuple[int, int]:
 
 
 def _per_output_tile(dims: DimensionAnalysis, kept: set[str | Call]) -> int:
-    """Parameters and calls the output reaches without passing a broadcast operand: each
-    is emitted at least once per output tile."""
-    seen: set[str | Call] = set()
-    stack = [dims.output.source]
-    while stack:
-        source = stack.pop()
-        if source in seen or source in kept:
-            continue
-        seen.add(source)
-        if isinstance(source, Call):
-            stack.extend(t.source for t in source.inputs)
-    return len(seen)
+    """Statements every output tile needs of its own: the call computing it and a load of
+    each parameter that call reads directly (unless loaded once for all tiles)."""
+    source = dims.output.source
+    if not isinstance(source, Call):
+        return 1
+    return 1 + len({t.source for t in source.inputs if isinstance(t.source, str) and t.source not in kept})
 
 
 def refuse(name: str, amount: str, limit: int) -> StatementLimitError:
