@@ -26,6 +26,9 @@ After (readers of ``tensor_4`` read ``tensor_1``)::
 
     tensor_1 = nkigym.tensor_reduce(tensor_0[0:128, 0:256], op="max")
 
+and, inside a chain of folds, ``max(max(x, max(c1)), max(c2))`` becomes
+``max(x, max(c1 + c2))`` for neighbouring chunks ``c1``, ``c2``.
+
 Conditions: the same op and attributes; every operand carrying the reduced axis is the
 same tile, the first chunk ending where the second starts, all else equal; nothing else
 reads the partial result in between; the second chunk's inputs are ready where the first
@@ -107,10 +110,40 @@ class ReductionMerge(Transform):
         stmt = program.statements[node]
         if stmt.accumulate:
             return None
-        for fold in program.consumers_of(stmt.dst.var):
-            found = self._fold_match(program, fold[0], rule)
+        for fold, _ in program.consumers_of(stmt.dst.var):
+            found = self._fold_match(program, fold, rule) or self._reassociated(program, fold, rule)
             if found is not None:
                 return found
+        return None
+
+    def _reassociated(self, program: Program, fold: int, rule: Combine) -> Match | None:
+        """``fold(fold(x, op(c1)), op(c2))`` -> ``fold(x, op(c1 + c2))`` for neighbouring chunks."""
+        outer = program.statements[fold]
+        if outer.op is not rule.op or outer.attrs != rule.attrs or outer.accumulate:
+            return None
+        for position in outer.op.read_positions:
+            inner_var, part = outer.operands[position], outer.operands[1 - position]
+            inner, second = _only_writer(program, inner_var), _only_writer(program, part)
+            if inner is None or second is None or not _read_only_by(program, (inner_var, part), fold):
+                continue
+            folding = program.statements[inner]
+            if folding.op is not rule.op or folding.attrs != rule.attrs or folding.accumulate:
+                continue
+            for inner_position in folding.op.read_positions:
+                first = _only_writer(program, folding.operands[inner_position])
+                if first is None or first >= second:
+                    continue
+                if not _read_only_by(program, (folding.operands[inner_position],), inner):
+                    continue
+                merged = _joined(program, first, second) or _joined(program, first, second, swapped=True)
+                if merged is None:
+                    continue
+                edit = Edit(
+                    replace={first: merged},
+                    absorb={second: first, fold: inner},
+                    renames={outer.dst.var: Rename(folding.dst.var)},
+                )
+                return self._match(program, (first, second, inner, fold), edit, merged)
         return None
 
     def _fold_match(self, program: Program, fold: int, rule: Combine) -> Match | None:
@@ -150,6 +183,11 @@ class ReductionMerge(Transform):
             detail=f"{merged.op.name} {axis}: statement {', '.join(map(str, nodes[1:]))} into {nodes[0]}",
             program_hash=program.canonical_hash,
         )
+
+
+def _read_only_by(program: Program, operands: tuple[Operand, ...], node: int) -> bool:
+    """Whether statement ``node`` is the only reader of each of ``operands``' variables."""
+    return all({n for n, _ in program.consumers_of(o.var)} == {node} for o in operands)
 
 
 def _only_writer(program: Program, operand: Operand) -> int | None:

@@ -233,7 +233,10 @@ def _transpose(stmt: Statement, pricing: Pricing) -> Work:
 
 def _stream(stmt: Statement, pricing: Pricing) -> Work:
     reads = stmt.reads
-    cycles = len(reads) * _free(reads[0].slices) + pricing.facts["vector_fixed_cycles"]
+    streams = max(
+        1, sum(1 for read in reads if _free(read.slices) > 1)
+    )  # a [P, 1] operand is held, not streamed
+    cycles = streams * _free(reads[0].slices) + pricing.facts["vector_fixed_cycles"]
     return Work(_cycles(stmt, pricing, cycles), volume(reads[0].slices))
 
 

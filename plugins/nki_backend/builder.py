@@ -22,6 +22,7 @@ from nkigym_graph.targets import Target
 from nkigym_graph.variables import INTERMEDIATE
 
 from .errors import NkiEmitError
+from .fusion import Fusions
 from .ir import Alloc, Arg, Assign, Call, Group, Hbm, Instr, Ref, Tile, const_slices, whole
 from .names import NKI_ITEMSIZE, NameTable, identifier
 
@@ -30,6 +31,8 @@ PSUM_DTYPE = "nl.float32"
 PSUM_ITEMSIZE = 4
 SCRATCH_DTYPE = "nl.float32"
 """Partial results of ``+=`` statements on the Vector/Scalar Engines (which compute in fp32)."""
+STATISTIC_DTYPE = "nl.float32"
+"""Computed ``[P, 1]`` tiles (row sums, maxima, scales): fp32 whatever the kernel's dtype."""
 
 
 class Lowering(Protocol):
@@ -79,7 +82,9 @@ class KernelBuilder:
         self.spread: dict[tuple[object, ...], Tile] = {}
         """Rows spread over the partitions (:mod:`.spread`), by (variable, slices, partitions)."""
         self.constants: dict[tuple[object, ...], Tile] = {}
-        """Constant tiles (ones, a bias value), made once."""
+        """Constant tiles (ones), made once."""
+        self.fusions = Fusions()
+        """Statements done inside another's instruction (:mod:`.fusion`)."""
         self.psum_vars = self._psum_variables()
         self.groups: list[Group] = []
         self._open: tuple[str, str, int | None] | None = None
@@ -163,8 +168,12 @@ class KernelBuilder:
         return tile
 
     def _sbuf_dtype(self, var: str) -> str:
-        """Loaded tiles keep their parameter's dtype (``a.dtype``); computed ones the working dtype."""
+        """Loaded tiles keep their parameter's dtype (``a.dtype``); computed ones the working
+        dtype, except row statistics (``[P, 1]`` tiles: sums, maxima, scales), kept in fp32
+        like the engines compute them, at no cost."""
         sources = set()
+        if self.program.variables[var].shape[1:] == (1,) and not self._loaded(var):
+            return STATISTIC_DTYPE
         for node in self.program.writers_of(var):
             stmt = self.program[node]
             source = stmt.operands[stmt.op.read_positions[0]].var if stmt.op.read_positions else None
@@ -175,6 +184,9 @@ class KernelBuilder:
         if len(names) == 1 and next(iter(names)) in self.types.params:
             return f"{names.pop()}.dtype"
         return self.types.working_code
+
+    def _loaded(self, var: str) -> bool:
+        return all(self.lowering(node).sinks for node in self.program.writers_of(var))
 
     def in_psum(self, var: str) -> bool:
         return var in self.psum_vars

@@ -13,6 +13,7 @@ from nkigym_graph.variables import INTERMEDIATE, OUTPUT
 
 from .builder import KernelBuilder, KernelTypes, Lowering
 from .errors import NkiEmitError
+from .fusion import plan_fusions
 from .names import identifier, nki_dtype
 from .schedule import allocation_points, statement_order
 
@@ -43,6 +44,7 @@ def lower_program(
         raise NkiEmitError("a fragment (statements without def/return) cannot be emitted as a kernel")
     kb = KernelBuilder(program, target, types, lowerings)
     order = statement_order(program, partial(_sinks, lowerings), hoist_shared)
+    kb.fusions = plan_fusions(program, order)
     shared = [
         var
         for var, info in program.variables.items()
@@ -57,6 +59,8 @@ def lower_program(
             kb.close()
         stmt = program[node]
         lowering = kb.lowering(node)
+        if node in kb.fusions.absorbed:
+            continue  # done by another statement's instruction
         kb.open(stmt.op.name, program.describe(node), node)
         lowering.lower(node, stmt, kb)
         kb.close()

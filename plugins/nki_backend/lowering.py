@@ -167,7 +167,8 @@ class TransposeLowering(_Base):
 
 class ActivationLowering(_Base):
     """``op(data * scale + bias)`` in one Scalar Engine instruction; a bias column or
-    number and a scale number are the instruction's own ``bias`` and ``scale``."""
+    number and a scale number are the instruction's own ``bias`` and ``scale``. A row
+    sum of the result (:mod:`.fusion`) is the instruction's ``reduce_res``."""
 
     op_name = "activation"
 
@@ -183,8 +184,22 @@ class ActivationLowering(_Base):
         if values["scale"] != 1:
             extra.append(("scale", format_literal(values["scale"])))
         dst, finish = kb.destination(stmt)
+        fused = kb.fusions.reduce_of.get(node)
+        if fused is None:
+            kb.call("nisa.activation", ("dst", dst), ("op", func), ("data", data), *extra)
+            finish()
+            return
+        total = kb.program[fused]
+        total_dst, finish_total = kb.destination(total)
+        extra += [
+            ("reduce_op", "nl.add"),
+            ("reduce_res", total_dst),
+            ("reduce_cmd", "nisa.reduce_cmd.reset_reduce"),
+        ]
         kb.call("nisa.activation", ("dst", dst), ("op", func), ("data", data), *extra)
         finish()
+        _divide_mean(kb, total, total_dst)
+        finish_total()
 
 
 class ActivationBiasLowering(ActivationLowering):
@@ -223,21 +238,32 @@ class TensorRowLowering(_Base):
 
 
 class TensorScalarLowering(_Base):
-    """A number, or a ``[P, 1]`` column (``tensor_column``), as ``operand0``."""
+    """A number, or a ``[P, 1]`` column (``tensor_column``), as ``operand0``; the
+    statement producing its data, when fused (:mod:`.fusion`), as ``op0`` and it as ``op1``."""
 
     op_name = "tensor_scalar"
 
     def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
         text = kb.describe(node)
-        func = math_op(BINARY_OPS, stmt.attr("op"), text)
-        data = kb.read(stmt.operands[0], text)
-        if len(stmt.op.read_positions) > 1:
-            operand: Arg = kb.read(stmt.operands[1], text)
-        else:
-            operand = format_literal(stmt.attr("scalar"))
+        steps = [stmt]
+        first = kb.fusions.first_of.get(node)
+        if first is not None:
+            steps.insert(0, kb.program[first])
+        data = kb.read(steps[0].operands[0], text)
+        args: list[tuple[str, Arg]] = []
+        for index, step in enumerate(steps):
+            args.append((f"op{index}", math_op(BINARY_OPS, step.attr("op"), text)))
+            args.append((f"operand{index}", _scalar_operand(kb, step, text)))
         dst, finish = kb.destination(stmt)
-        kb.call("nisa.tensor_scalar", ("dst", dst), ("data", data), ("op0", func), ("operand0", operand))
+        kb.call("nisa.tensor_scalar", ("dst", dst), ("data", data), *args)
         finish()
+
+
+def _scalar_operand(kb: KernelBuilder, stmt: Statement, text: str) -> Arg:
+    """``tensor_scalar``'s number, or ``tensor_column``'s column."""
+    if len(stmt.op.read_positions) > 1:
+        return kb.read(stmt.operands[1], text)
+    return format_literal(stmt.attr("scalar"))
 
 
 class TensorColumnLowering(TensorScalarLowering):
@@ -245,31 +271,40 @@ class TensorColumnLowering(TensorScalarLowering):
 
 
 class TensorReduceLowering(_Base):
-    """Reduce the free axis into a [P, 1] tile; a mean divides the sum by the count."""
+    """Reduce the free axis into a [P, 1] tile; a mean divides the sum by the count; a
+    negation of the result, when fused (:mod:`.fusion`), is the instruction's ``negate``."""
 
     op_name = "tensor_reduce"
 
     def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
         text = kb.describe(node)
-        kind = stmt.attr("op")
-        func = math_op(REDUCE_OPS, kind, text)
+        func = math_op(REDUCE_OPS, stmt.attr("op"), text)
         data = kb.read(stmt.operands[0], text)
-        dst, finish = kb.destination(stmt)
+        negation = kb.fusions.negation_of.get(node)
+        written = stmt if negation is None else kb.program[negation]
+        dst, finish = kb.destination(written)
+        extra = (("negate", "True"),) if negation is not None else ()
         kb.call(
             "nisa.tensor_reduce",
             ("dst", dst),
             ("op", func),
             ("data", data),
             ("axis", "1"),
+            *extra,
             ("keepdims", "True"),
         )
-        if kind in MEAN_REDUCTIONS:
-            (_, _), (f0, f1) = stmt.operands[0].slices
-            count = format_literal(f1 - f0)
-            kb.call(
-                "nisa.tensor_scalar", ("dst", dst), ("data", dst), ("op0", "nl.divide"), ("operand0", count)
-            )
+        _divide_mean(kb, stmt, dst)
         finish()
+
+
+def _divide_mean(kb: KernelBuilder, stmt: Statement, total: Ref) -> None:
+    """A mean's sum, in ``total``, divided by the number of elements summed."""
+    if stmt.attr("op") in MEAN_REDUCTIONS:
+        (_, _), (f0, f1) = stmt.operands[0].slices
+        count = format_literal(f1 - f0)
+        kb.call(
+            "nisa.tensor_scalar", ("dst", total), ("data", total), ("op0", "nl.divide"), ("operand0", count)
+        )
 
 
 LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
