@@ -39,6 +39,7 @@ from nkigym_graph.statement import Operand, Statement, make_attrs
 from nkigym_graph.tiling.analysis import Dimension, DimensionAnalysis
 from nkigym_graph.tiling.combine import ACCUMULATE, combine_rule
 from nkigym_graph.tiling.errors import StatementLimitError
+from nkigym_graph.tiling.online import find_online_groups, online_functions
 from nkigym_graph.tiling.trace import Call, TracedTensor
 
 TileFn = Callable[[int, int], Operand]
@@ -67,16 +68,18 @@ def emit_statements(
     dtype: str,
     reserved: Collection[str] = (),
     limit: int | None = None,
+    online: int = 0,
 ) -> list[Statement]:
     """The tiled program's statements: the output allocation, then every output tile;
-    ``StatementLimitError`` as soon as there are more than ``limit``. Tile functions call
+    ``StatementLimitError`` as soon as there are more than ``limit``. With ``online``
+    (columns per step), softmax-style rows are summed in one pass (:mod:`.online`). Tile functions call
     their inputs' (a few frames per call of the longest chain), so the recursion limit
     is raised to fit while emitting."""
     depth = 4 * len(dims.calls) + 500
     previous = sys.getrecursionlimit()
     sys.setrecursionlimit(max(previous, depth))
     try:
-        return _Emitter(dims, fresh_names(reserved)).run(output_name, dtype, limit)
+        return _Emitter(dims, fresh_names(reserved), online).run(output_name, dtype, limit)
     finally:
         sys.setrecursionlimit(previous)
 
@@ -84,7 +87,7 @@ def emit_statements(
 class _Emitter:
     """Builds one tile function per parameter and call, then runs the output loops."""
 
-    def __init__(self, dims: DimensionAnalysis, names: Iterator[str]) -> None:
+    def __init__(self, dims: DimensionAnalysis, names: Iterator[str], online: int = 0) -> None:
         self.dims = dims
         self.statements: list[Statement] = []
         self.next_name = names.__next__
@@ -101,10 +104,13 @@ class _Emitter:
         """Parameters and calls read more than once: emitted once per loop iteration."""
         self.kept = kept_sources(dims.calls)
         """Parameters a broadcast operand's value is computed from: loaded once per tile."""
+        groups = find_online_groups(dims.calls) if online else []
+        passes = {call: fn for group in groups for call, fn in online_functions(self, group, online).items()}
         for name in dims.params:
             self._register(name, self._load_fn(name))
         for call in dims.calls:
-            self._register(call, self._call_fn(call))
+            found = passes.get(call)
+            self._register(call, found if found is not None else self._call_fn(call))
 
     # -- running ------------------------------------------------------------------------
     def run(self, output_name: str, dtype: str, limit: int | None = None) -> list[Statement]:
