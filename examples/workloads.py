@@ -128,6 +128,8 @@ class Workload:
     """The named size's dtype."""
     yardstick: str
     """``mfu`` (matmul-bound) or ``dma`` (memory-bound: DMA bandwidth utilisation)."""
+    buda: Shapes
+    """Small shapes for a Tenstorrent netlist (a Buda max reduces whole 32-wide tiles)."""
 
     def inputs(self, shapes: Shapes, seed: int = 0) -> dict[str, np.ndarray]:
         """Random float64 inputs of ``shapes`` (biases and norm weights around 1)."""
@@ -139,7 +141,14 @@ WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in (
         Workload(
-            "softmax", softmax, softmax_reference, {"x": (1024, 4096)}, {"x": (200, 300)}, "float32", "dma"
+            "softmax",
+            softmax,
+            softmax_reference,
+            {"x": (1024, 4096)},
+            {"x": (200, 300)},
+            "float32",
+            "dma",
+            {"x": (96, 160)},
         ),
         Workload(
             "layernorm",
@@ -149,6 +158,7 @@ WORKLOADS: dict[str, Workload] = {
             {"x": (200, 300), "gamma": (1, 300), "beta": (1, 300)},
             "float32",
             "dma",
+            {"x": (100, 150), "gamma": (1, 150), "beta": (1, 150)},
         ),
         Workload(
             "rmsnorm",
@@ -158,6 +168,7 @@ WORKLOADS: dict[str, Workload] = {
             {"x": (200, 300), "gamma": (1, 300)},
             "float32",
             "dma",
+            {"x": (100, 150), "gamma": (1, 150)},
         ),
         Workload(
             "rmsnorm_matmul",
@@ -167,6 +178,7 @@ WORKLOADS: dict[str, Workload] = {
             {"x": (200, 300), "w": (300, 260)},
             "bfloat16",
             "mfu",
+            {"x": (96, 128), "w": (128, 64)},
         ),
         Workload(
             "mlp",
@@ -176,6 +188,7 @@ WORKLOADS: dict[str, Workload] = {
             {"x_t": (160, 200), "w1": (160, 300), "b1": (300, 1), "w2": (300, 130)},
             "bfloat16",
             "mfu",
+            {"x_t": (64, 96), "w1": (64, 128), "b1": (128, 1), "w2": (128, 64)},
         ),
         Workload(
             "attention",
@@ -185,6 +198,7 @@ WORKLOADS: dict[str, Workload] = {
             {"q_t": (64, 200), "k_t": (64, 300), "v": (300, 64)},
             "bfloat16",
             "mfu",
+            {"q_t": (64, 96), "k_t": (64, 128), "v": (128, 64)},
         ),
     )
 }

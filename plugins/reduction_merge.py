@@ -70,6 +70,7 @@ class ReductionMerge(Transform):
 
     def analyze(self, program: Program) -> list[Match]:
         matches: list[Match] = []
+        seen: set[tuple[int, ...]] = set()  # a fold is found from each of its two chunks
         for op_name in sorted({name for name, _ in RULES}):
             for node in program.statements_of(op_name):
                 stmt = program.statements[node]
@@ -79,7 +80,8 @@ class ReductionMerge(Transform):
                 found = (
                     self._accumulated(program, node) if rule.op is None else self._folded(program, node, rule)
                 )
-                if found is not None:
+                if found is not None and found.nodes not in seen:
+                    seen.add(found.nodes)
                     matches.append(found)
         return matches
 

@@ -113,7 +113,7 @@ COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum"})
 def _binary(name: str, x: Tensor, y: Tensor, op: str) -> Tensor:
     """``op(x, y)`` with equal shapes, or ``y`` broadcast (``x`` for a commutative ``op``)."""
     xs, ys = _shape_of(x), _shape_of(y)
-    form = None if xs == ys else _broadcast_form(xs, ys)
+    form = None if xs == ys and name == "tensor_tensor" else _broadcast_form(xs, ys)
     if form is None and xs != ys and _broadcast_form(ys, xs) is not None:
         if op not in COMMUTATIVE:
             raise OpCallError(
@@ -124,7 +124,7 @@ def _binary(name: str, x: Tensor, y: Tensor, op: str) -> Tensor:
         form = _broadcast_form(xs, ys)
     if form is not None:
         return _apply(form, (x, y), op=op)
-    if name == "tensor_tensor":
+    if name == "tensor_tensor" or xs == ys:
         return _apply(TENSOR_TENSOR, (x, y), op=op)  # equal shapes, or the size mismatch error
     raise OpCallError(
         f"{name}: a tensor operand of shape {ys} does not broadcast over {xs}; it must be a "
