@@ -30,7 +30,9 @@ and, inside a chain of folds, ``max(max(x, max(c1)), max(c2))`` becomes
 ``max(x, max(c1 + c2))`` for neighbouring chunks ``c1``, ``c2``.
 
 Conditions: the same op and attributes; every operand carrying the reduced axis is the
-same tile, the first chunk ending where the second starts, all else equal; nothing else
+same tile, the first chunk ending where the second starts, all else equal (or two loads
+of neighbouring regions of one parameter, which the match merges into one wider load as
+``operand_merge`` would, so that one step takes a tiled row to one reduction); nothing else
 reads the partial result in between; the second chunk's inputs are ready where the first
 statement stands (it takes the merged statement's place). Overlap: a chain of ``+=``
 merges pairwise, half of it per batch.
@@ -38,8 +40,11 @@ merges pairwise, half of it per batch.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from nkigym_graph import hookimpl
-from nkigym_graph.ops import BROADCAST
+from nkigym_graph.merge import MergeAnalysis
+from nkigym_graph.ops import BROADCAST, LOAD
 from nkigym_graph.ops.base import Op
 from nkigym_graph.program import Program
 from nkigym_graph.statement import Operand, Statement
@@ -101,11 +106,11 @@ class ReductionMerge(Transform):
             first < n < second for n, _ in program.consumers_of(var)
         ):
             return None
-        merged = _joined(program, first, second) or _joined(program, first, second, swapped=True)
-        if merged is None:
+        join = _joined(program, first, second) or _joined(program, first, second, swapped=True)
+        if join is None:
             return None
-        edit = Edit(replace={first: merged}, absorb={second: first})
-        return self._match(program, (first, second), edit, merged)
+        edit = _combined(join.loads, Edit(replace={first: join.statement}, absorb={second: first}))
+        return self._match(program, (first, second), edit, join.statement)
 
     # -- maxima and minima: ``fold(op(chunk a), op(chunk b))`` ---------------------------
     def _folded(self, program: Program, node: int, rule: Combine) -> Match | None:
@@ -137,15 +142,17 @@ class ReductionMerge(Transform):
                     continue
                 if not _read_only_by(program, (folding.operands[inner_position],), inner):
                     continue
-                merged = _joined(program, first, second) or _joined(program, first, second, swapped=True)
-                if merged is None:
+                join = _joined(program, first, second) or _joined(program, first, second, swapped=True)
+                if join is None:
                     continue
                 edit = Edit(
-                    replace={first: merged},
+                    replace={first: join.statement},
                     absorb={second: first, fold: inner},
                     renames={outer.dst.var: Rename(folding.dst.var)},
                 )
-                return self._match(program, (first, second, inner, fold), edit, merged)
+                return self._match(
+                    program, (first, second, inner, fold), _combined(join.loads, edit), join.statement
+                )
         return None
 
     def _fold_match(self, program: Program, fold: int, rule: Combine) -> Match | None:
@@ -160,21 +167,23 @@ class ReductionMerge(Transform):
         for position in folding.op.read_positions:
             if program.consumers_of(folding.operands[position].var) != ((fold, position),):
                 return None
-        merged = _joined(program, first, second) or _joined(program, first, second, swapped=True)
-        if merged is None:
+        join = _joined(program, first, second) or _joined(program, first, second, swapped=True)
+        if join is None:
             return None
         keep = program.statements[first].dst.var
         edit = Edit(
-            replace={first: merged},
+            replace={first: join.statement},
             absorb={second: first, fold: first},
             renames={folding.dst.var: Rename(keep)},
         )
-        return self._match(program, (first, second, fold), edit, merged)
+        return self._match(program, (first, second, fold), _combined(join.loads, edit), join.statement)
 
     def _match(self, program: Program, nodes: tuple[int, ...], edit: Edit, merged: Statement) -> Match:
-        changed = set(nodes)
+        changed = set(nodes) | set(edit.changes)
         reads = frozenset(p for n in nodes for p in program.pred_of(n)) - changed
-        mentions = frozenset(o.var for n in nodes for o in program.statements[n].operands) - set(edit.renames)
+        mentions = frozenset(o.var for n in changed for o in program.statements[n].operands) - set(
+            edit.renames
+        )
         axis = reduced_axis(merged.op)
         return Match(
             transform=self.name,
@@ -201,10 +210,19 @@ def _only_writer(program: Program, operand: Operand) -> int | None:
     return writers[0] if stmt.dst.slices == operand.slices and not stmt.accumulate else None
 
 
-def _joined(program: Program, first: int, second: int, swapped: bool = False) -> Statement | None:
+class Join(NamedTuple):
+    """Statement ``first`` widened over ``second``'s chunk, and the merge of the two load
+    tiles the chunks were read from, when they were different tiles (else an empty edit)."""
+
+    statement: Statement
+    loads: Edit
+
+
+def _joined(program: Program, first: int, second: int, swapped: bool = False) -> Join | None:
     """Statement ``first`` widened to cover ``second``'s chunk too, or None when the two
     are not neighbouring chunks of one reduction (``swapped``: ``second``'s chunk comes
-    first along the axis)."""
+    first along the axis). Chunks of two loads of neighbouring regions of one parameter
+    join by merging the loads as ``operand_merge`` would."""
     a, b = program.statements[first], program.statements[second]
     if a.op is not b.op or a.attrs != b.attrs:
         return None
@@ -214,6 +232,7 @@ def _joined(program: Program, first: int, second: int, swapped: bool = False) ->
     lower, upper = (b, a) if swapped else (a, b)
     operands = list(a.operands)
     size = 0
+    loads = Edit()
     for position in a.op.read_positions:
         low, high = lower.operands[position], upper.operands[position]
         labels = a.op.axes[position]
@@ -222,18 +241,59 @@ def _joined(program: Program, first: int, second: int, swapped: bool = False) ->
                 return None
             continue
         dim = labels.index(axis)
-        if low.var != high.var or low.slices[dim][1] != high.slices[dim][0]:
-            return None
         if low.slices[:dim] + low.slices[dim + 1 :] != high.slices[:dim] + high.slices[dim + 1 :]:
             return None
-        span = (low.slices[dim][0], high.slices[dim][1])
+        if low.var == high.var:
+            if low.slices[dim][1] != high.slices[dim][0]:
+                return None
+            span = (low.slices[dim][0], high.slices[dim][1])
+            operands[position] = Operand(low.var, (*low.slices[:dim], span, *low.slices[dim + 1 :]))
+        else:
+            found = _loads_joined(program, low, high, dim)
+            if found is None:
+                return None
+            operands[position], edit = found
+            loads = _combined(loads, edit)
+            span = operands[position].slices[dim]
         size = span[1] - span[0]
-        operands[position] = Operand(low.var, (*low.slices[:dim], span, *low.slices[dim + 1 :]))
     if not a.op.can_merge_dim(axis, size, program.target):
         return None
-    if any(p > first for p in program.pred_of(second) if p != first):
+    moved = set(loads.absorb)
+    if any(p > first for p in program.pred_of(second) if p != first and p not in moved):
         return None  # the second chunk's inputs are not ready where the merged statement stands
-    return a._replace(operands=tuple(operands))
+    return Join(a._replace(operands=tuple(operands)), loads)
+
+
+def _loads_joined(program: Program, low: Operand, high: Operand, dim: int) -> tuple[Operand, Edit] | None:
+    """``low`` (the end of one load tile along ``dim``) and ``high`` (the start of another,
+    loading the next region of the same parameter) as one operand of the merged load."""
+    analysis = MergeAnalysis(program)
+    low_source, high_source = analysis.loaded(low.var), analysis.loaded(high.var)
+    if low_source is None or high_source is None or low_source[0] != high_source[0]:
+        return None
+    low_region, high_region = low_source[1], high_source[1]
+    extent = low_region[dim][1] - low_region[dim][0]
+    if low.slices[dim][1] != extent or high.slices[dim][0] != 0 or low_region[dim][1] != high_region[dim][0]:
+        return None
+    if low_region[:dim] + low_region[dim + 1 :] != high_region[:dim] + high_region[dim + 1 :]:
+        return None
+    members = (program.writers_of(low.var)[0], program.writers_of(high.var)[0])
+    axis = LOAD.axes[1][dim]
+    if analysis.blocker(members, axis) is not None:
+        return None
+    edit = analysis.match("reduction_merge", members, axis).edit
+    keeper = program.statements[min(members)].dst.var
+    span = (low.slices[dim][0], extent + high.slices[dim][1])
+    return Operand(keeper, (*low.slices[:dim], span, *low.slices[dim + 1 :])), edit
+
+
+def _combined(a: Edit, b: Edit) -> Edit:
+    return Edit(
+        replace={**a.replace, **b.replace},
+        absorb={**a.absorb, **b.absorb},
+        remove=a.remove | b.remove,
+        renames={**a.renames, **b.renames},
+    )
 
 
 @hookimpl

@@ -137,3 +137,19 @@ def test_saturation_with_reduction_merge_keeps_the_numbers(r: int, c: int, seed:
     x = np.random.default_rng(seed).uniform(0.5, 2.0, (r, c))
     np.testing.assert_allclose(nkigym.interpret(saturated, x=x), nkigym.interpret(program, x=x), rtol=1e-12)
     np.testing.assert_allclose(nkigym.interpret(saturated, x=x), row_stats(x), rtol=1e-12)
+
+
+def test_chunks_of_neighbouring_loads_merge_with_their_loads() -> None:
+    def row_max(x):
+        return nkigym.tensor_reduce(x, op="max")
+
+    program = nkigym.tile(row_max, {"x": (128, 384)})
+    assert len(program.loads_of("x")) == 3
+    first = nkigym.matches_of(program, "reduction_merge")[0]
+    after = nkigym.apply(program, "reduction_merge", first)
+    assert "tensor_0 = x[0:128, 0:256]" in _lines(after)
+    assert 'tensor_1 = nkigym.tensor_reduce(tensor_0, op="max")' in _lines(after)
+    done = nkigym.saturate(program, ["reduction_merge", "dead_code"])
+    assert len(done.loads_of("x")) == 1 and len(done.statements_of("tensor_reduce")) == 1
+    x = np.random.default_rng(0).standard_normal((128, 384))
+    np.testing.assert_allclose(nkigym.interpret(done, x=x), x.max(axis=1, keepdims=True), rtol=1e-6)
