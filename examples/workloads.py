@@ -215,3 +215,104 @@ def check_all(seed: int = 0) -> None:
 if __name__ == "__main__":
     check_all()
     print(f"workloads.py: {', '.join(WORKLOADS)} agree with their numpy references")
+
+
+# -- end to end --------------------------------------------------------------------------
+SIZE_VARIABLE = "NKIGYM_EXAMPLES"
+"""Set to ``small`` (the tests do) to run the workload scripts at their small sizes."""
+
+
+@dataclass
+class Outcome:
+    """What one end-to-end run found."""
+
+    name: str
+    shapes: Shapes
+    dtype: str
+    statements: int
+    kernel: str
+    """Which program the kernel is emitted from: ``search`` or ``saturate``."""
+    profile: Any
+    """The kernel's ``nki_sim.profile``."""
+    error: float
+    """max |kernel - numpy| / max |numpy|."""
+    buda_violations: list[str]
+    buda_error: float
+
+
+def run_workload(workload: Workload, out: Any, small: bool = False, online: bool = False) -> Outcome:
+    """Tile -> search (and saturate) -> emit NKI -> simulate against numpy -> profile; then
+    tile for Wormhole -> emit Buda -> check -> evaluate against numpy. The kernel kept is
+    the faster (profiled) of the search's best and the saturated program."""
+    import ml_dtypes
+
+    from nkigym_graph_plugins.buda_backend import run_netlist
+
+    shapes = workload.small if small else workload.shapes
+    dtype = workload.dtype
+    program = nkigym.tile(workload.func, shapes, dtype=dtype, online=online)
+    searched = nkigym.search(program, strategy="greedy", seed=0, confirm=False).best
+    storage = np.float32 if dtype == "float32" else ml_dtypes.bfloat16
+    arrays = {k: v.astype(storage) for k, v in workload.inputs(shapes).items()}
+    best = None
+    for label, candidate in (("search", searched), ("saturate", nkigym.saturate(program))):
+        try:
+            kernel = nkigym.emit(candidate, backend="nki")
+        except nkigym.NkigymError as err:  # e.g. on-chip memory the cost model did not see
+            print(f"  {label}: not emitted ({str(err).splitlines()[0][:120]})")
+            continue
+        profile = nkigym.nki_sim.profile(kernel, *arrays.values())
+        print(f"  {label}: {len(candidate)} statements, profiled {profile.total_us:.1f} us")
+        if best is None or profile.total_ns < best[3].total_ns:
+            best = (label, candidate, kernel, profile)
+    assert best is not None, "no kernel could be emitted"
+    label, chosen, kernel, profile = best
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{workload.name}_kernel.py").write_text(kernel)
+    result = nkigym.nki_sim.simulate(kernel, *arrays.values())
+    expected = workload.reference(*(a.astype(np.float64) for a in arrays.values()))
+    error = float(np.abs(result.astype(np.float64) - expected).max() / np.abs(expected).max())
+    assert error < (2e-5 if dtype == "float32" else 2e-2), (
+        f"{workload.name}: kernel differs from numpy by {error}"
+    )
+
+    tt = nkigym.saturate(nkigym.tile(workload.func, workload.buda, target="wormhole_b0"))
+    netlist = nkigym.emit_artifact(tt, backend="buda", arch="wormhole_b0")
+    (out / f"{workload.name}_netlist.yaml").write_text(netlist.text)
+    violations = nkigym.check_netlist(netlist.text)
+    buda_inputs = workload.inputs(workload.buda)
+    (evaluated,) = run_netlist(netlist, {k: v.astype(np.float32) for k, v in buda_inputs.items()}).values()
+    buda_expected = workload.reference(*buda_inputs.values())
+    buda_error = float(np.abs(evaluated - buda_expected).max() / np.abs(buda_expected).max())
+    return Outcome(workload.name, shapes, dtype, len(chosen), label, profile, error, violations, buda_error)
+
+
+def report(outcome: Outcome) -> str:
+    """Lines summarising an outcome."""
+    shapes = ", ".join(f"{k} {v[0]}x{v[1]}" for k, v in outcome.shapes.items())
+    prof = outcome.profile
+    return "\n".join(
+        [
+            f"{outcome.name} ({shapes}, {outcome.dtype}): kernel from {outcome.kernel}, "
+            f"{outcome.statements} statements; max relative error vs numpy {outcome.error:.1e}",
+            f"  profiled: {prof.total_us:.1f} us, MFU {prof.mfu:.1%}, DMA {prof.dma_gbps:.0f} GB/s effective, "
+            f"{prof.critical}",
+            f"  Buda (wormhole_b0): checker {'clean' if not outcome.buda_violations else outcome.buda_violations}, "
+            f"relative error vs numpy {outcome.buda_error:.1e}",
+        ]
+    )
+
+
+def main(names: list[str], argv: list[str]) -> None:
+    """Run ``names`` end to end; ``argv``: ``[OUTPUT_DIR] [--small] [--online]``."""
+    import os
+    from pathlib import Path
+
+    flags = {a for a in argv if a.startswith("--")}
+    paths = [a for a in argv if not a.startswith("--")]
+    out = Path(paths[0] if paths else "out")
+    small = "--small" in flags or os.environ.get(SIZE_VARIABLE) == "small"
+    for name in names:
+        outcome = run_workload(WORKLOADS[name], out, small=small, online="--online" in flags)
+        assert not outcome.buda_violations and outcome.buda_error < 1e-3
+        print(report(outcome))
