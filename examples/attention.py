@@ -1,5 +1,7 @@
-"""One attention head, softmax(q @ k.T / sqrt(d)) @ v (seq 2048, d 128, bf16): tile, search, emit an NKI kernel, simulate it against numpy and profile it;
-emit a Buda netlist at a small size, check it and evaluate it against numpy.
+"""One attention head, softmax(q @ k.T / sqrt(d)) @ v (seq 2048, d 128, bf16).
+
+Tile, search, emit an NKI kernel, simulate it against numpy and profile it; emit a Buda
+netlist at a small size, check it and evaluate it against numpy.
 
     python examples/attention.py [OUTPUT_DIR] [--small] [--online]
 

@@ -1,5 +1,7 @@
-"""An MLP with gelu, gelu(x @ w1 + b1) @ w2 (2048 tokens, 1024 -> 4096 -> 1024, bf16): tile, search, emit an NKI kernel, simulate it against numpy and profile it;
-emit a Buda netlist at a small size, check it and evaluate it against numpy.
+"""An MLP with gelu, gelu(x @ w1 + b1) @ w2 (2048 tokens, 1024 -> 4096 -> 1024, bf16).
+
+Tile, search, emit an NKI kernel, simulate it against numpy and profile it; emit a Buda
+netlist at a small size, check it and evaluate it against numpy.
 
     python examples/mlp.py [OUTPUT_DIR] [--small] [--online]
 

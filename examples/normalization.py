@@ -1,5 +1,7 @@
-"""Layer norm and RMS norm of 4096 x 4096 fp32 rows (with their weights): tile, search, emit an NKI kernel, simulate it against numpy and profile it;
-emit a Buda netlist at a small size, check it and evaluate it against numpy.
+"""Layer norm and RMS norm of 4096 x 4096 fp32 rows (with their weights).
+
+Tile, search, emit an NKI kernel, simulate it against numpy and profile it; emit a Buda
+netlist at a small size, check it and evaluate it against numpy.
 
     python examples/normalization.py [OUTPUT_DIR] [--small] [--online]
 

@@ -1,5 +1,7 @@
-"""RMS norm + matmul, rmsnorm(x) @ w (2048^3, bf16): the predecessor's workload: tile, search, emit an NKI kernel, simulate it against numpy and profile it;
-emit a Buda netlist at a small size, check it and evaluate it against numpy.
+"""RMS norm + matmul, rmsnorm(x) @ w (2048^3, bf16): the predecessor's workload.
+
+Tile, search, emit an NKI kernel, simulate it against numpy and profile it; emit a Buda
+netlist at a small size, check it and evaluate it against numpy.
 
     python examples/rmsnorm_matmul.py [OUTPUT_DIR] [--small] [--online]
 

@@ -1,5 +1,7 @@
-"""Softmax over rows (1024 x 4096, fp32): tile, search, emit an NKI kernel, simulate it against numpy and profile it;
-emit a Buda netlist at a small size, check it and evaluate it against numpy.
+"""Softmax over rows (1024 x 4096, fp32).
+
+Tile, search, emit an NKI kernel, simulate it against numpy and profile it; emit a Buda
+netlist at a small size, check it and evaluate it against numpy.
 
     python examples/softmax.py [OUTPUT_DIR] [--small] [--online]
 

@@ -295,9 +295,9 @@ def report(outcome: Outcome) -> str:
         [
             f"{outcome.name} ({shapes}, {outcome.dtype}): kernel from {outcome.kernel}, "
             f"{outcome.statements} statements; max relative error vs numpy {outcome.error:.1e}",
-            f"  profiled: {prof.total_us:.1f} us, MFU {prof.mfu:.1%}, DMA {prof.dma_gbps:.0f} GB/s effective, "
-            f"{prof.critical}",
-            f"  Buda (wormhole_b0): checker {'clean' if not outcome.buda_violations else outcome.buda_violations}, "
+            f"  profiled: {prof.total_us:.1f} us, MFU {prof.mfu:.1%}, "
+            f"DMA {prof.dma_gbps:.0f} GB/s effective, {prof.critical}",
+            f"  Buda (wormhole_b0): checker {outcome.buda_violations or 'clean'}, "
             f"relative error vs numpy {outcome.buda_error:.1e}",
         ]
     )
