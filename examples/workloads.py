@@ -238,6 +238,10 @@ class Outcome:
     """max |kernel - numpy| / max |numpy|."""
     buda_violations: list[str]
     buda_error: float
+    candidates: dict[str, str]
+    """Per program tried (``search``, ``saturate``): its profiled time, or why it has no kernel."""
+    modeled: Any
+    """The cost model's ``estimate`` of the chosen program."""
 
 
 def run_workload(workload: Workload, out: Any, small: bool = False, online: bool = False) -> Outcome:
@@ -255,13 +259,16 @@ def run_workload(workload: Workload, out: Any, small: bool = False, online: bool
     storage = np.float32 if dtype == "float32" else ml_dtypes.bfloat16
     arrays = {k: v.astype(storage) for k, v in workload.inputs(shapes).items()}
     best = None
+    candidates: dict[str, str] = {}
     for label, candidate in (("search", searched), ("saturate", nkigym.saturate(program))):
         try:
             kernel = nkigym.emit(candidate, backend="nki")
         except nkigym.NkigymError as err:  # e.g. on-chip memory the cost model did not see
-            print(f"  {label}: not emitted ({str(err).splitlines()[0][:120]})")
+            candidates[label] = f"no kernel: {str(err).splitlines()[0][:100]}"
+            print(f"  {label}: {candidates[label]}")
             continue
         profile = nkigym.nki_sim.profile(kernel, *arrays.values())
+        candidates[label] = f"{profile.total_us:.1f} us"
         print(f"  {label}: {len(candidate)} statements, profiled {profile.total_us:.1f} us")
         if best is None or profile.total_ns < best[3].total_ns:
             best = (label, candidate, kernel, profile)
@@ -269,7 +276,7 @@ def run_workload(workload: Workload, out: Any, small: bool = False, online: bool
     label, chosen, kernel, profile = best
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{workload.name}_kernel.py").write_text(kernel)
-    result = nkigym.nki_sim.simulate(kernel, *arrays.values())
+    result = np.asarray(profile.outputs)
     expected = workload.reference(*(a.astype(np.float64) for a in arrays.values()))
     error = float(np.abs(result.astype(np.float64) - expected).max() / np.abs(expected).max())
     assert error < (2e-5 if dtype == "float32" else 2e-2), (
@@ -284,7 +291,20 @@ def run_workload(workload: Workload, out: Any, small: bool = False, online: bool
     (evaluated,) = run_netlist(netlist, {k: v.astype(np.float32) for k, v in buda_inputs.items()}).values()
     buda_expected = workload.reference(*buda_inputs.values())
     buda_error = float(np.abs(evaluated - buda_expected).max() / np.abs(buda_expected).max())
-    return Outcome(workload.name, shapes, dtype, len(chosen), label, profile, error, violations, buda_error)
+    modeled = nkigym.estimate(chosen)
+    return Outcome(
+        workload.name,
+        shapes,
+        dtype,
+        len(chosen),
+        label,
+        profile,
+        error,
+        violations,
+        buda_error,
+        candidates,
+        modeled,
+    )
 
 
 def report(outcome: Outcome) -> str:

@@ -77,8 +77,10 @@ from nkigym_graph.variables import INTERMEDIATE, PARAM
 if TYPE_CHECKING:
     from nkigym_graph.derivation import Derivation
 
-RESULT_DTYPE = {"nc_matmul": "float32", "nc_transpose": "float32"}
-"""Ops whose result dtype is fixed: the Tensor Engine writes fp32 into PSUM."""
+RESULT_DTYPE = {"nc_matmul": "float32"}
+"""Ops whose result dtype is fixed: a matmul accumulates fp32 in PSUM. A transpose keeps its
+input's dtype (NKI's ``nc_transpose`` writes PSUM in the input dtype), so a matmul reading
+a transposed bf16 tile runs at the bf16 rate."""
 BUFFER_OF_ENGINE = {"tensor": "psum"}
 """Where an engine's results live (default: SBUF)."""
 READS_SBUF_ONLY = frozenset({"dma", "tensor"})
