@@ -1,7 +1,7 @@
 """Build + verify + hash of tiled-matmul-shaped programs of growing size.
 
 Each case runs in a fresh interpreter so its peak memory is its own. Statements come
-from ``nkigym_graph.synthetic`` (what tiling a matmul at 128x128x128 produces).
+from ``nkigym_graph.ir.synthetic`` (what tiling a matmul at 128x128x128 produces).
 
     ./run bench ir_scale
 """
@@ -20,8 +20,8 @@ SIZES = [(1024, 1024, 1024), (2048, 2048, 2048), (2048, 2048, 5120), (4096, 4096
 
 
 def one_case(m: int, k: int, n: int) -> str:
-    from nkigym_graph.program import Program
-    from nkigym_graph.synthetic import tiled_matmul_statements
+    from nkigym_graph.ir.program import Program
+    from nkigym_graph.ir.synthetic import tiled_matmul_statements
 
     params, stmts = tiled_matmul_statements(m, k, n)
     base = peak_rss_mib()

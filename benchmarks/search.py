@@ -33,12 +33,12 @@ from machine import in_subprocess, peak_rss_mib, write_results
 
 import nkigym_graph as ng
 import nkigym_graph_plugins.trn2_cost as trn2_cost
-from nkigym_graph.analysis import matches_of
-from nkigym_graph.collector import collector_relaxed
 from nkigym_graph.cost import cost_models
+from nkigym_graph.ir.collector import collector_relaxed
+from nkigym_graph.ir.synthetic import tiled_matmul
+from nkigym_graph.plugin.transforms import matches_of
 from nkigym_graph.search import Verifier, search
 from nkigym_graph.search.run import confirm_with_profile
-from nkigym_graph.synthetic import tiled_matmul
 
 SEED_CASE = "random_1024"
 CASES: dict[str, dict[str, Any]] = {

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "examples"))
 from machine import write_results
 from workloads import WORKLOADS, Outcome, run_workload
 
-from nkigym_graph.dtypes import itemsize
+from nkigym_graph.ir.dtypes import itemsize
 
 DMA_PEAK_BYTES_PER_NS = 16 * 23.0
 """One direction of the timing model's DMA (16 queues, 23 B/ns each)."""

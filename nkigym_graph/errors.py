@@ -80,3 +80,8 @@ class PluginError(NkigymError):
 class ResourceLimitError(NkigymError):
     """A request beyond a documented resource limit (memory, instructions, time); the
     message names the limit and how to raise it."""
+
+
+class SearchError(NkigymError):
+    """A search that cannot run or went wrong: a bad option, a transform that failed or
+    produced a program that computes something else than the root (named with the state)."""

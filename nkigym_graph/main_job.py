@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 import nkigym_graph as nkigym
-from nkigym_graph.numeric import relative_error
+from nkigym_graph.numeric.compare import relative_error
 from nkigym_graph.text import write_program
 
 T = TypeVar("T")
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="./run main", description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="out", help="output folder (default: out/)")
     parser.add_argument("--size", type=int, default=1024, help="M = K = N (default 1024)")
-    parser.add_argument("--strategy", default="greedy", help="search strategy (default greedy)")
+    parser.add_argument("--strategy", default="schedule", help="search strategy (default schedule)")
     parser.add_argument("--budget", type=int, default=None, help="search state budget")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

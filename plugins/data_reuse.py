@@ -31,10 +31,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from nkigym_graph import hookimpl
-from nkigym_graph.analysis import Analysis, LazyMatches, StableIds, analysis_of
-from nkigym_graph.program import Program
-from nkigym_graph.statement import Statement
-from nkigym_graph.transform import Edit, Match, Rename, Transform
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Statement
+from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, StableIds, analysis_of
+from nkigym_graph.rewriting.transform import Edit, Match, Rename, Transform
 
 Region = tuple
 """``(source, source slices, tile slices)``: what a load reads and the tile it fills."""

@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from nkigym_graph import hookimpl
-from nkigym_graph.analysis import Analysis, LazyMatches
-from nkigym_graph.program import Program
-from nkigym_graph.transform import Edit, Match, Transform
+from nkigym_graph.ir.program import Program
+from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches
+from nkigym_graph.rewriting.transform import Edit, Match, Transform
 
 
 class DeadCode(Transform):

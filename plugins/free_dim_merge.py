@@ -16,8 +16,9 @@ Same machinery as ``operand_merge``, restricted to loads along ``free``.
 from __future__ import annotations
 
 from nkigym_graph import hookimpl
-from nkigym_graph.merge_transform import MergeTransform
-from nkigym_graph.transform import Transform
+from nkigym_graph.rewriting.transform import Transform
+
+from .merging.merge_transform import MergeTransform
 
 
 class FreeDimMerge(MergeTransform):

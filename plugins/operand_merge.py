@@ -16,14 +16,15 @@ After (N = 256, ``tensor_5`` absorbed into ``tensor_2``)::
 
 Applies to every op with mergeable axes (loads, stores, matmuls on M or N, elementwise
 ops, reductions along the partition axis) within the op's limits on the program's
-target; the rules are in ``nkigym_graph.merge``.
+target; the rules are in ``nkigym_graph_plugins.merging.merge``.
 """
 
 from __future__ import annotations
 
 from nkigym_graph import hookimpl
-from nkigym_graph.merge_transform import MergeTransform
-from nkigym_graph.transform import Transform
+from nkigym_graph.rewriting.transform import Transform
+
+from .merging.merge_transform import MergeTransform
 
 
 class OperandMerge(MergeTransform):

@@ -43,13 +43,14 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from nkigym_graph import hookimpl
-from nkigym_graph.merge import MergeAnalysis
-from nkigym_graph.ops import BROADCAST, LOAD
-from nkigym_graph.ops.base import Op
-from nkigym_graph.program import Program
-from nkigym_graph.statement import Operand, Statement
+from nkigym_graph.ir.ops import BROADCAST, LOAD
+from nkigym_graph.ir.ops.base import Op
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Operand, Statement
+from nkigym_graph.rewriting.transform import Edit, Match, Rename, Transform
 from nkigym_graph.tiling.combine import RULES, Combine
-from nkigym_graph.transform import Edit, Match, Rename, Transform
+
+from .merging.merge import MergeAnalysis
 
 
 def reduced_axis(op: Op) -> str | None:

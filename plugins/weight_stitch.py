@@ -36,11 +36,11 @@ from __future__ import annotations
 
 from nkigym_graph import hookimpl
 from nkigym_graph.errors import NkigymError, TransformError
-from nkigym_graph.program import Program
+from nkigym_graph.ir.program import Program
+from nkigym_graph.rewriting.transform import Edit, Match, Transform
 from nkigym_graph.stitching.errors import StitchError
 from nkigym_graph.stitching.program_stitch import plan, stitch_program, stitched_loads
 from nkigym_graph.stitching.weight_params import WeightAnalysis, find_weights
-from nkigym_graph.transform import Edit, Match, Transform
 
 
 class WeightStitch(Transform):

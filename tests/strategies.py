@@ -7,7 +7,7 @@ import random
 from hypothesis import strategies as st
 
 from nkigym_graph import Program
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
 
 sizes = st.sampled_from([64, 96, 128, 200, 256, 300])
 

@@ -16,7 +16,7 @@ from stitching.stitch_programs import W, weights_program
 
 import nkigym_graph as ng
 from nkigym_graph import nki_sim
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
 
 Case = tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]
 
@@ -66,6 +66,7 @@ def cases(tmp: Path) -> dict[str, Case]:
         "explain": (ng.explain, (ROOT, "data_reuse", *MATCH.nodes), {}),
         "find_weights": (ng.find_weights, (WEIGHTS,), {}),
         "get_op": (ng.get_op, ("nc_matmul",), {}),
+        "kernel_plan": (ng.kernel_plan, (ROOT.with_schedule("order=M,N"),), {"overflowing": False}),
         "get_target": (ng.get_target, ("trn2",), {}),
         "get_transform": (ng.get_transform, ("data_reuse",), {}),
         "interpret": (ng.interpret, (ROOT, np.float64), {"max_bytes": 1 << 30, **ARRAYS}),

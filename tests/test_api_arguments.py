@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import nkigym_graph as ng
-from nkigym_graph.backend import EmitError
 from nkigym_graph.cost import CostModelError
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
+from nkigym_graph.plugin.backends import EmitError
 
 ROOT = tiled_matmul(128, 128, 256)
 TEXT = str(ROOT)

@@ -12,8 +12,8 @@ from strategies import random_topological_order, tiled_programs
 from support import seed_text
 
 from nkigym_graph import Operand, Program, VerificationError, parse_program
-from nkigym_graph.statement import make_attrs
-from nkigym_graph.variables import INTERMEDIATE
+from nkigym_graph.ir.statement import make_attrs
+from nkigym_graph.ir.variables import INTERMEDIATE
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

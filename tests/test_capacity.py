@@ -7,7 +7,7 @@ import pytest
 
 import nkigym_graph as nkigym
 from nkigym_graph.errors import ResourceLimitError, VerificationError
-from nkigym_graph.memory_limit import DEFAULT_MAX_BYTES
+from nkigym_graph.numeric.memory_limit import DEFAULT_MAX_BYTES
 
 COPY = """
 def f(a):

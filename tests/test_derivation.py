@@ -10,10 +10,10 @@ from transforms.test_transforms_properties import TRANSFORMS, tiled_cases
 import nkigym_graph as ng
 from nkigym_graph import Program
 from nkigym_graph.errors import TransformError
-from nkigym_graph.rewrite import apply_edits
-from nkigym_graph.statement import Operand
-from nkigym_graph.synthetic import tiled_matmul
-from nkigym_graph.transform import Edit
+from nkigym_graph.ir.statement import Operand
+from nkigym_graph.ir.synthetic import tiled_matmul
+from nkigym_graph.rewriting.rewrite import apply_edits, select_non_conflicting
+from nkigym_graph.rewriting.transform import Edit
 
 
 def full_build(program: Program) -> Program:
@@ -61,7 +61,7 @@ def test_batches_of_edits_derive_too() -> None:
     assert program.canonical_hash
     for name in ("data_reuse", "operand_merge", "dead_code"):
         transform = ng.get_transform(name)
-        matches = ng.rewrite.select_non_conflicting(transform.analyze_batch(program))
+        matches = select_non_conflicting(transform.analyze_batch(program))
         child = apply_edits(program, [m.edit for m in matches], transform=name)
         assert_same_snapshot(child, full_build(child))
         program = child

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import nkigym_graph as nkigym
-from nkigym_graph.dtypes import DtypeError, resolve_dtype
 from nkigym_graph.errors import ParseError
+from nkigym_graph.ir.dtypes import DtypeError, resolve_dtype
 from nkigym_graph.text import dumps_program, loads_program, read_program, write_program
 
 

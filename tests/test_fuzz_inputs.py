@@ -12,7 +12,7 @@ from mutations import mutated
 
 import nkigym_graph as ng
 from nkigym_graph.buda import NetlistLimits
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
 from nkigym_graph.text import dumps_program, loads_program
 
 TESTS = Path(__file__).parent

@@ -9,7 +9,7 @@ from strategies import tiled_programs
 from support import seed_text
 
 from nkigym_graph import NkigymError, interpret, parse_fragment, parse_program
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
 
 
 def test_seed_002_example_equals_numpy(rng: np.random.Generator) -> None:

@@ -9,7 +9,7 @@ import pytest
 from support import seed_text
 
 from nkigym_graph import VerificationError, parse_program
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import nkigym_graph as ng
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
 
 ROOT = tiled_matmul(128, 128, 256)
 LOAD = ROOT.statements[1]

@@ -6,7 +6,7 @@ import pytest
 from support import normalized_lines, seed_names, seed_text
 
 from nkigym_graph import ParseError, parse_fragment, parse_program
-from nkigym_graph.variables import OUTPUT, PARAM
+from nkigym_graph.ir.variables import OUTPUT, PARAM
 
 PROGRAMS = [n for n in seed_names() if "program" in n]
 FRAGMENTS = [n for n in seed_names() if "program" not in n]

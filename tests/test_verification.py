@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from nkigym_graph import Operand, Param, Program, Statement, VerificationError, parse_program
-from nkigym_graph.ops import ACTIVATION, ALLOC, LOAD, NC_MATMUL, STORE
-from nkigym_graph.statement import make_attrs
+from nkigym_graph.ir.ops import ACTIVATION, ALLOC, LOAD, NC_MATMUL, STORE
+from nkigym_graph.ir.statement import make_attrs
 
 T = ((0, 128), (0, 128))
 

@@ -12,11 +12,14 @@ from nkigym_graph.buda.checker import check_netlist
 from nkigym_graph.buda.errors import NetlistError, NetlistEvaluationError
 from nkigym_graph.buda.evaluator import evaluate_netlist
 from nkigym_graph.buda.limits import DEFAULT_LIMITS, NetlistLimits
-from nkigym_graph.buda.model import Dims, FusedOp, Op, Queue, SubOp
+from nkigym_graph.buda.model import Dims, FusedOp, NetlistOp, Queue, SubOp
 from nkigym_graph.buda.netlist import Netlist, load_netlist
 from nkigym_graph.buda.rules import RULES, Rule, rule_by_id, rules_table
 from nkigym_graph.buda.tms import Tm
 from nkigym_graph.buda.violation import Violation
+
+Op = NetlistOp
+"""The former name of ``NetlistOp`` (kept working; the IR's op is ``nkigym_graph.Op``)."""
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -27,6 +30,7 @@ __all__ = [
     "NetlistError",
     "NetlistEvaluationError",
     "NetlistLimits",
+    "NetlistOp",
     "Op",
     "Queue",
     "Rule",

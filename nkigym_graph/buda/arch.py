@@ -6,9 +6,9 @@ Wormhole B0 facts), ``wormhole_b0`` and ``blackhole``; case does not matter.
 
 from __future__ import annotations
 
-from nkigym_graph.arguments import describe
 from nkigym_graph.buda.errors import NetlistError
-from nkigym_graph.targets import BLACKHOLE, GRAYSKULL, WORMHOLE_B0, Target
+from nkigym_graph.ir.arguments import describe
+from nkigym_graph.ir.targets import BLACKHOLE, GRAYSKULL, WORMHOLE_B0, Target
 
 ARCH_TARGETS: dict[str, Target] = {
     "grayskull": GRAYSKULL,

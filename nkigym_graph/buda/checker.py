@@ -13,16 +13,16 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from pathlib import Path
 
-from nkigym_graph.arguments import describe
 from nkigym_graph.buda.arch import DEFAULT_ARCH, arch_name, arch_target
 from nkigym_graph.buda.context import Finding, FusedContext, NetlistContext
 from nkigym_graph.buda.errors import NetlistError
 from nkigym_graph.buda.limits import DEFAULT_LIMITS, NetlistLimits
-from nkigym_graph.buda.model import FusedOp, Op
+from nkigym_graph.buda.model import FusedOp, NetlistOp
 from nkigym_graph.buda.netlist import Netlist, NetlistSource, load_netlist
 from nkigym_graph.buda.rules import RULES, Rule, rule_by_id
 from nkigym_graph.buda.violation import Violation
-from nkigym_graph.targets import Target
+from nkigym_graph.ir.arguments import describe
+from nkigym_graph.ir.targets import Target
 
 
 def _location(fused_op: str | None, schedule: int | None, sub_op: str | None, graph_op: str | None) -> str:
@@ -48,7 +48,7 @@ def _violation(rule: Rule, finding: Finding, fused_op: str | None) -> Violation:
 def _check_fused(
     netlist: Netlist, fused: FusedOp, target: Target, arch: str, rules: tuple[Rule, ...]
 ) -> Iterable[Violation]:
-    instances: list[Op | None] = list(netlist.instances(fused.id)) or [None]
+    instances: list[NetlistOp | None] = list(netlist.instances(fused.id)) or [None]
     for op in instances:
         ctx = FusedContext(netlist, fused, op, target, arch)
         for rule in rules:
@@ -81,7 +81,7 @@ def check_netlist(
     ``netlist`` is YAML text (a ``str`` is always text), a file (``pathlib.Path``), a
     parsed map or a :class:`Netlist`; ``path=`` reads a file named by a ``str`` or ``Path``.
     ``arch`` (``grayskull``, ``wormhole``, ``wormhole_b0``, ``blackhole`` or a Tenstorrent
-    :class:`~nkigym_graph.targets.Target`) defaults to every architecture listed in the
+    :class:`~nkigym_graph.ir.targets.Target`) defaults to every architecture listed in the
     netlist's ``devices.arch`` (``wormhole_b0`` when none is listed): a netlist that claims
     several architectures must pass on each. Violations are returned once each, in rule
     order per architecture. ``ignore`` names rules (ids or aliases) not to run. Raises

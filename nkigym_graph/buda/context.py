@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from nkigym_graph.buda.model import Dims, FusedOp, Op, SubOp, operand_kind
+from nkigym_graph.buda.model import Dims, FusedOp, NetlistOp, SubOp, operand_kind
 from nkigym_graph.buda.netlist import Netlist
 from nkigym_graph.buda.tms import Tm
-from nkigym_graph.targets import Target
+from nkigym_graph.ir.targets import Target
 
 INT_FORMATS = ("Int8", "Int32")
 FP32_ACC_FORMATS = ("Float32", "Int32")
@@ -69,7 +69,7 @@ class FusedContext:
 
     netlist: Netlist
     fused: FusedOp
-    op: Op | None
+    op: NetlistOp | None
     target: Target
     arch: str
     reads: list[OperandRead] = field(default_factory=list)

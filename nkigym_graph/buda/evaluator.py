@@ -33,14 +33,14 @@ from pathlib import Path
 
 import numpy as np
 
-from nkigym_graph.arguments import describe
 from nkigym_graph.buda import numerics
 from nkigym_graph.buda.errors import NetlistEvaluationError
 from nkigym_graph.buda.fused_eval import run_fused_op
 from nkigym_graph.buda.limits import DEFAULT_LIMITS, NetlistLimits, check_evaluation_limits
-from nkigym_graph.buda.model import Op, Queue
+from nkigym_graph.buda.model import NetlistOp, Queue
 from nkigym_graph.buda.netlist import Netlist, NetlistSource, load_netlist
 from nkigym_graph.buda.program import graph_runs
+from nkigym_graph.ir.arguments import describe
 
 Array = np.ndarray
 
@@ -77,11 +77,11 @@ def _initial_state(netlist: Netlist, inputs: object) -> dict[str, Array]:
     return state
 
 
-def _dependency_order(ops: Mapping[str, Op], graph: str) -> list[Op]:
-    order: list[Op] = []
+def _dependency_order(ops: Mapping[str, NetlistOp], graph: str) -> list[NetlistOp]:
+    order: list[NetlistOp] = []
     state: dict[str, int] = {}  # 1 visiting, 2 done
 
-    def visit(op: Op) -> None:
+    def visit(op: NetlistOp) -> None:
         if state.get(op.name) == 2:
             return
         if state.get(op.name) == 1:
@@ -98,7 +98,7 @@ def _dependency_order(ops: Mapping[str, Op], graph: str) -> list[Op]:
     return order
 
 
-def _compute(netlist: Netlist, op: Op, operands: list[Array]) -> Array:
+def _compute(netlist: Netlist, op: NetlistOp, operands: list[Array]) -> Array:
     attributes = op.attributes
     if op.type == "fused_op":
         fused = netlist.fused_ops.get(op.fused_op_id or "")
@@ -121,7 +121,7 @@ def _compute(netlist: Netlist, op: Op, operands: list[Array]) -> Array:
     return numerics.elementwise(op.type, operands, attributes)
 
 
-def _run_op(netlist: Netlist, op: Op, operands: list[Array]) -> Array:
+def _run_op(netlist: Netlist, op: NetlistOp, operands: list[Array]) -> Array:
     where = f"op '{op.name}'"
     try:
         operands = [numerics.apply_tms(x, op.input_tms(i)) for i, x in enumerate(operands)]
@@ -135,7 +135,9 @@ def _run_op(netlist: Netlist, op: Op, operands: list[Array]) -> Array:
     return out
 
 
-def _read(netlist: Netlist, op: Op, name: str, values: dict[str, Array], state: dict[str, Array]) -> Array:
+def _read(
+    netlist: Netlist, op: NetlistOp, name: str, values: dict[str, Array], state: dict[str, Array]
+) -> Array:
     if name in values:
         return values[name]
     if name in state:

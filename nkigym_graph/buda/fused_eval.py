@@ -16,7 +16,7 @@ import numpy as np
 
 from nkigym_graph.buda import numerics
 from nkigym_graph.buda.errors import NetlistEvaluationError
-from nkigym_graph.buda.model import TILE, FusedOp, Op, SubOp, operand_kind
+from nkigym_graph.buda.model import TILE, FusedOp, NetlistOp, SubOp, operand_kind
 
 Array = np.ndarray
 
@@ -44,7 +44,7 @@ def _compute(sub: SubOp, operands: list[Array]) -> Array:
     return numerics.elementwise(sub.type, operands, sub.attributes)
 
 
-def run_fused_op(op: Op, fused: FusedOp, inputs: list[Array]) -> Array:
+def run_fused_op(op: NetlistOp, fused: FusedOp, inputs: list[Array]) -> Array:
     """The output tensor of graph op ``op`` running ``fused`` on ``inputs``."""
     if len(inputs) != fused.inputs:
         raise NetlistEvaluationError(

@@ -28,12 +28,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from nkigym_graph.arguments import require_int
 from nkigym_graph.buda.arch import ARCH_TARGETS
 from nkigym_graph.buda.errors import NetlistError
 from nkigym_graph.buda.fields import Where
-from nkigym_graph.buda.model import Dims, Op, Queue
+from nkigym_graph.buda.model import Dims, NetlistOp, Queue
 from nkigym_graph.buda.tms import Tm
+from nkigym_graph.ir.arguments import require_int
 
 if TYPE_CHECKING:
     from nkigym_graph.buda.netlist import Netlist
@@ -81,7 +81,7 @@ def check_evaluation_limits(netlist: Netlist, limits: NetlistLimits) -> None:
     """Raise :class:`NetlistError` if evaluating ``netlist`` would hold more tiles than
     ``limits`` allow (one tensor, one broadcast input, or all tensors together)."""
     where = Where("netlist", netlist.source)
-    items: list[tuple[Queue | Op, Where]] = [
+    items: list[tuple[Queue | NetlistOp, Where]] = [
         (q, where.inner(f"queue '{q.name}'")) for q in netlist.queues.values()
     ]
     items += [(op, where.inner(f"graph '{op.graph}', op '{op.name}'")) for op in netlist.all_ops()]
@@ -89,7 +89,7 @@ def check_evaluation_limits(netlist: Netlist, limits: NetlistLimits) -> None:
         if tiles(item) > limits.tensor_tiles:
             raise here.error(item.spec, None, _too_many(tiles(item), "t x grid x mblock x ublock", limits))
         inputs = [(item.input, item.input_tms, "input_tms")] if isinstance(item, Queue) else []
-        if isinstance(item, Op):
+        if isinstance(item, NetlistOp):
             inputs = [(name, item.input_tms(i), f"input_{i}_tms") for i, name in enumerate(item.inputs)]
         for source, tms, key in inputs:
             producer = netlist.producer(source)
@@ -112,7 +112,7 @@ def check_evaluation_limits(netlist: Netlist, limits: NetlistLimits) -> None:
         )
 
 
-def _sizes(item: Queue | Op, where: Where, limits: NetlistLimits) -> None:
+def _sizes(item: Queue | NetlistOp, where: Where, limits: NetlistLimits) -> None:
     _within(item.t, limits.t, "t", item.spec, "t", where)
     for size in item.grid_size:
         _within(size, limits.grid, "grid", item.spec, "grid_size", where)
@@ -129,7 +129,7 @@ def _broadcasts(tms: Iterable[Tm]) -> int:
     return math.prod(tm.factor or 1 for tm in tms if tm.name == "broadcast")
 
 
-def tiles(item: Queue | Op) -> int:
+def tiles(item: Queue | NetlistOp) -> int:
     """Tiles of a queue's or op's tensor: ``t x grid x mblock x ublock``."""
     return item.t * item.grid_size[0] * item.grid_size[1] * item.dims.rows * item.dims.cols
 

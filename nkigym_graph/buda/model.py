@@ -270,7 +270,7 @@ def parse_queue(name: Any, spec: Any, where: Where) -> Queue:
 
 
 @dataclass(frozen=True, eq=False)
-class Op:
+class NetlistOp:
     """A graph op (``type`` matmul, add, fused_op, ...)."""
 
     name: str
@@ -314,12 +314,12 @@ class Op:
         return (c, r) if self.grid_transpose else (r, c)
 
 
-def parse_op(name: Any, graph: str, spec: Any, where: Where) -> Op:
+def parse_op(name: Any, graph: str, spec: Any, where: Where) -> NetlistOp:
     here = where.inner(f"op '{name}'")
     spec = require_map(spec, here)
     inputs = get_str_list(spec, "inputs", here, ())
     tile_dim = spec.get("tile_dim")
-    return Op(
+    return NetlistOp(
         name=str(name),
         graph=graph,
         type=get_str(spec, "type", here),

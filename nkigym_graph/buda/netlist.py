@@ -23,13 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nkigym_graph.arguments import describe
 from nkigym_graph.buda.errors import NetlistError
 from nkigym_graph.buda.fields import Where, require_map
 from nkigym_graph.buda.limits import DEFAULT_LIMITS, NetlistLimits, check_limits
 from nkigym_graph.buda.model import (
     FusedOp,
-    Op,
+    NetlistOp,
     Queue,
     SubOp,
     parse_fused_op,
@@ -37,6 +36,7 @@ from nkigym_graph.buda.model import (
     parse_queue,
 )
 from nkigym_graph.buda.yaml_loader import DuplicateKey, MarkedDict, parse_yaml
+from nkigym_graph.ir.arguments import describe
 
 GRAPH_SETTINGS = ("target_device", "input_count")
 """Keys of a graph map that are settings, not ops."""
@@ -55,7 +55,7 @@ NetlistSource = str | Path | Mapping[str, Any]
 class Netlist:
     """A parsed netlist: the raw map (``data``) plus typed views of its sections.
 
-    ``queues`` by name, ``graphs`` as graph name -> op name -> :class:`Op`, ``fused_ops`` by
+    ``queues`` by name, ``graphs`` as graph name -> op name -> :class:`NetlistOp`, ``fused_ops`` by
     id (always a string: YAML ``0:`` and ``"0":`` are the same fused op), ``programs`` as
     the raw list. ``duplicates`` lists names defined twice (repeated keys of the ``queues``,
     ``graphs``, per-graph and ``fused_ops`` maps) as ``(section, DuplicateKey)``; repeated
@@ -66,11 +66,11 @@ class Netlist:
     data: Mapping[str, Any] = field(repr=False)
     source: str
     queues: Mapping[str, Queue]
-    graphs: Mapping[str, Mapping[str, Op]]
+    graphs: Mapping[str, Mapping[str, NetlistOp]]
     fused_ops: Mapping[str, FusedOp]
     programs: tuple[Any, ...]
     duplicates: tuple[tuple[str, DuplicateKey], ...] = ()
-    op_index: Mapping[str, Op] = field(default_factory=dict, repr=False)
+    op_index: Mapping[str, NetlistOp] = field(default_factory=dict, repr=False)
     """Every op by name (the first one when a name is used in two graphs)."""
 
     @property
@@ -86,18 +86,18 @@ class Netlist:
             return ()
         return tuple(str(a) for a in arch) if isinstance(arch, list) else (str(arch),)
 
-    def ops(self, graph: str) -> Mapping[str, Op]:
+    def ops(self, graph: str) -> Mapping[str, NetlistOp]:
         """The ops of one graph by name."""
         if graph not in self.graphs:
             raise NetlistError(f"no graph '{graph}'; graphs: {sorted(self.graphs)}", source=self.source)
         return self.graphs[graph]
 
-    def all_ops(self) -> Iterator[Op]:
+    def all_ops(self) -> Iterator[NetlistOp]:
         """Every op of every graph, in file order."""
         for ops in self.graphs.values():
             yield from ops.values()
 
-    def op(self, name: str) -> Op | None:
+    def op(self, name: str) -> NetlistOp | None:
         """The op called ``name`` in any graph, or None."""
         return self.op_index.get(name)
 
@@ -119,12 +119,12 @@ class Netlist:
             )
         return fused.schedules[schedule]
 
-    def instances(self, fused_id: Any) -> list[Op]:
+    def instances(self, fused_id: Any) -> list[NetlistOp]:
         """The graph ops that run the fused op ``fused_id``."""
         key = str(fused_id)
         return [op for op in self.all_ops() if op.type == "fused_op" and op.fused_op_id == key]
 
-    def producer(self, name: str) -> Queue | Op | None:
+    def producer(self, name: str) -> Queue | NetlistOp | None:
         """The queue or op called ``name`` (what an op input refers to), or None."""
         return self.queues.get(name) or self.op(name)
 
@@ -173,7 +173,7 @@ def netlist_from_data(data: Any, source: str = "<dict>", limits: NetlistLimits =
     fused_raw = _section(data, "fused_ops", dict, where)
     programs_raw = _section(data, "programs", list, where)
     queues = {str(name): parse_queue(name, spec, where) for name, spec in queues_raw.items()}
-    graphs: dict[str, dict[str, Op]] = {}
+    graphs: dict[str, dict[str, NetlistOp]] = {}
     duplicates = (
         _duplicates("queues", queues_raw)
         + _duplicates("graphs", graphs_raw)
@@ -191,7 +191,7 @@ def netlist_from_data(data: Any, source: str = "<dict>", limits: NetlistLimits =
     fused_ops: dict[str, FusedOp] = {}
     for fused_id, spec in fused_raw.items():
         fused_ops[str(fused_id)] = parse_fused_op(fused_id, spec, where)
-    op_index: dict[str, Op] = {}
+    op_index: dict[str, NetlistOp] = {}
     for ops in graphs.values():
         for name, op in ops.items():
             op_index.setdefault(name, op)

@@ -35,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     from nkigym_graph import __version__
     from nkigym_graph.cli.inputs import positive_int
     from nkigym_graph.cli.kernel_process import add_limit_arguments
-    from nkigym_graph.dtypes import ALIASES, choices
+    from nkigym_graph.ir.dtypes import ALIASES, choices
     from nkigym_graph.tiling.arguments import MAX_STATEMENTS
 
     parser = _Parser(

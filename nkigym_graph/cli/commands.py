@@ -12,9 +12,9 @@ import nkigym_graph as ng
 from nkigym_graph.cli.inputs import UsageError, existing_file, load_function, parse_shapes, transform_names
 from nkigym_graph.cli.kernel_process import run_kernel
 from nkigym_graph.cli.listing import op_lines
-from nkigym_graph.dtypes import resolve_dtype
-from nkigym_graph.numeric import errors, magnitude
-from nkigym_graph.plugin_manager import plugin_sources
+from nkigym_graph.ir.dtypes import resolve_dtype
+from nkigym_graph.numeric.compare import errors, magnitude
+from nkigym_graph.plugin.manager import plugin_sources
 from nkigym_graph.text import dumps_program, read_program, write_program
 
 

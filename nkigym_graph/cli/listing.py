@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 
-from nkigym_graph.ops import ACTIVATION, TENSOR_REDUCE, TENSOR_SCALAR, TENSOR_TENSOR
+from nkigym_graph.ir.ops import ACTIVATION, TENSOR_REDUCE, TENSOR_SCALAR, TENSOR_TENSOR
 from nkigym_graph.tiling import frontend
 
 FUNCTIONS = ("nc_matmul", "nc_transpose", "activation", "tensor_tensor", "tensor_scalar", "tensor_reduce")

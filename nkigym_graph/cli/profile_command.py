@@ -14,7 +14,7 @@ import numpy as np
 from nkigym_graph.cli.inputs import UsageError, existing_file, parse_shapes
 from nkigym_graph.cli.kernel_process import add_limit_arguments, run_kernel
 from nkigym_graph.nki_sim.dtypes import to_dtype
-from nkigym_graph.targets import get_target
+from nkigym_graph.plugin.registry import get_target
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

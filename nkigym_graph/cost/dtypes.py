@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from nkigym_graph.program import Program
-from nkigym_graph.statement import Statement
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Statement
 
 DEFAULT_DTYPE = "float32"
 

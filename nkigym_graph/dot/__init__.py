@@ -17,7 +17,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nkigym_graph.arguments import describe, require_program, require_type
 from nkigym_graph.dot.diff import diff_scene
 from nkigym_graph.dot.folding import AUTO_FOLD_ABOVE, FOLDS, Fold, group_keys, group_label, resolve_fold
 from nkigym_graph.dot.render import render
@@ -25,7 +24,8 @@ from nkigym_graph.dot.scene import Scene, program_scene
 from nkigym_graph.dot.style import op_color
 from nkigym_graph.dot.writing import save
 from nkigym_graph.errors import NkigymError
-from nkigym_graph.program import Program
+from nkigym_graph.ir.arguments import describe, require_program, require_type
+from nkigym_graph.ir.program import Program
 
 if TYPE_CHECKING:
     import pydot

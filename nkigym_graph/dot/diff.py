@@ -33,8 +33,8 @@ from nkigym_graph.dot.scene import (
     terminals_of,
     title_of,
 )
-from nkigym_graph.program import Program
-from nkigym_graph.variables import INTERMEDIATE
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.variables import INTERMEDIATE
 
 
 @dataclass(frozen=True)

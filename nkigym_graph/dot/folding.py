@@ -24,10 +24,10 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import NamedTuple
 
 from nkigym_graph.errors import NkigymError
-from nkigym_graph.program import Program
-from nkigym_graph.slices import Slices, format_slices
-from nkigym_graph.statement import Statement
-from nkigym_graph.variables import OUTPUT
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.slices import Slices, format_slices
+from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.variables import OUTPUT
 
 Fold = str | Callable[[Statement], Hashable] | None
 """A ``fold`` argument: one of ``FOLDS``, a function ``statement -> group key``, or None."""

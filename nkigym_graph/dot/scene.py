@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import NamedTuple
 
-from nkigym_graph.dependencies import Use
-from nkigym_graph.program import Program
-from nkigym_graph.slices import Slices, format_slices
-from nkigym_graph.variables import OUTPUT, PARAM
+from nkigym_graph.ir.dependencies import Use
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.slices import Slices, format_slices
+from nkigym_graph.ir.variables import OUTPUT, PARAM
 
 
 class Box(NamedTuple):

@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
+from nkigym_graph.ir.targets import Target
 from nkigym_graph.nki_sim.alloc import allocate
 from nkigym_graph.nki_sim.instruction import instruction
 from nkigym_graph.nki_sim.operands import number, tensor_arg, uses, write
 from nkigym_graph.nki_sim.state import fail
 from nkigym_graph.nki_sim.tensor import Tensor
-from nkigym_graph.targets import Target
 
 
 @instruction("nl.ndarray")

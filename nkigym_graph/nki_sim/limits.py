@@ -40,7 +40,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any, TypeVar
 
-from nkigym_graph.arguments import require_type
+from nkigym_graph.ir.arguments import require_type
 from nkigym_graph.nki_sim.errors import NKISimulationError
 from nkigym_graph.nki_sim.state import traceback_line
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from nkigym_graph.ir.targets import Target
 from nkigym_graph.nki_sim import isa_enums, isa_matmul, isa_move, isa_vector, language, values
 from nkigym_graph.nki_sim.buffers import BUFFERS
 from nkigym_graph.nki_sim.dtypes import NKI_DTYPES
@@ -21,7 +22,6 @@ from nkigym_graph.nki_sim.errors import NKISimulationError
 from nkigym_graph.nki_sim.mathops import MATH_OPS
 from nkigym_graph.nki_sim.state import kernel_line
 from nkigym_graph.nki_sim.tensor import Tensor
-from nkigym_graph.targets import Target
 
 _ISA_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "nc_matmul": isa_matmul.nc_matmul,

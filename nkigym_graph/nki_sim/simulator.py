@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from nkigym_graph.ir.targets import Target
 from nkigym_graph.nki_sim.alloc import capacity, wrap_input
 from nkigym_graph.nki_sim.buffers import PSUM, SBUF
 from nkigym_graph.nki_sim.dtypes import to_dtype
@@ -42,7 +43,7 @@ from nkigym_graph.nki_sim.report import SimulationReport
 from nkigym_graph.nki_sim.state import RunState, activate, deactivate, traceback_line
 from nkigym_graph.nki_sim.tensor import Tensor
 from nkigym_graph.nki_sim.timing.run import profile_of, timing_recorder
-from nkigym_graph.targets import Target, get_target
+from nkigym_graph.plugin.registry import get_target
 
 
 def _single_threaded_blas() -> contextlib.AbstractContextManager[Any]:

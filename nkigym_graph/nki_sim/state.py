@@ -15,10 +15,10 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from nkigym_graph.ir.targets import Target
 from nkigym_graph.nki_sim.errors import NKISimulationError
 from nkigym_graph.nki_sim.memory import AllocRecord
 from nkigym_graph.nki_sim.rules import RULES
-from nkigym_graph.targets import Target
 
 
 @dataclass(eq=False)

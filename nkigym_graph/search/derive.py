@@ -6,7 +6,7 @@ mode) every non-conflicting match of one analysis, applied in one rebuild as
 its batches repeated until it has no match left (the transform's own fixpoint), so a
 greedy step can cross states that are worse on their own. Batches are offered only
 for transforms whose ``rewrite`` is the edit-based one of
-``nkigym_graph.transform.Transform``; other transforms offer their matches one at a time.
+``nkigym_graph.rewriting.transform.Transform``; other transforms offer their matches one at a time.
 """
 
 from __future__ import annotations
@@ -14,13 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple, overload
 
-from nkigym_graph.analysis import matches_of
-from nkigym_graph.driver import apply
 from nkigym_graph.errors import TransformError
-from nkigym_graph.plugin_manager import notify_rewritten
-from nkigym_graph.program import Program
-from nkigym_graph.rewrite import apply_edits, select_non_conflicting
-from nkigym_graph.transform import Match, Transform
+from nkigym_graph.ir.program import Program
+from nkigym_graph.plugin.manager import notify_rewritten
+from nkigym_graph.plugin.transforms import apply, matches_of
+from nkigym_graph.rewriting.rewrite import apply_edits, select_non_conflicting
+from nkigym_graph.rewriting.transform import Match, Transform
 
 MAX_SATURATING_BATCHES = 256
 """A saturating candidate stops after this many batches (a transform that never ends)."""
@@ -111,7 +110,7 @@ def candidates_of(program: Program, transform: Transform, mode: str) -> Sequence
     ``batch``, one batch of ``analyze_batch`` (coarse matches, when the transform has
     them) and the transform's fixpoint; ``fine``, one batch of ``analyze``'s matches.
     A transform that cannot batch offers its single matches in every mode. Analyses
-    are cached per snapshot and updated along derivations (``nkigym_graph.analysis``)."""
+    are cached per snapshot and updated along derivations (``nkigym_graph.rewriting.analysis_cache``)."""
     if mode == "single" or not edit_based(transform):
         return SingleCandidates(transform, matches_of(program, transform))
     if mode == "fine":

@@ -1,10 +1,8 @@
-"""Errors of the search."""
+"""Errors of the search (``SearchError`` is defined with the other errors, since the
+numeric evaluation that search uses raises it too)."""
 
 from __future__ import annotations
 
-from nkigym_graph.errors import NkigymError
+from nkigym_graph.errors import SearchError
 
-
-class SearchError(NkigymError):
-    """A search that cannot run or went wrong: a bad option, a transform that failed or
-    produced a program that computes something else than the root (named with the state)."""
+__all__ = ["SearchError"]

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any, TypeVar
 
-from nkigym_graph.arguments import require_int
+from nkigym_graph.ir.arguments import require_int
 from nkigym_graph.search.errors import SearchError
 
 T = TypeVar("T")

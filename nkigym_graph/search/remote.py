@@ -18,10 +18,10 @@ from typing import NamedTuple
 
 from nkigym_graph.cost import CostModel, CostReport
 from nkigym_graph.errors import NkigymError
-from nkigym_graph.program import Program
+from nkigym_graph.ir.program import Program
+from nkigym_graph.numeric.equivalence import Verifier, VerifySettings
+from nkigym_graph.rewriting.transform import Match, Transform
 from nkigym_graph.search.derive import Batches, derive
-from nkigym_graph.search.verify import Verifier, VerifySettings
-from nkigym_graph.transform import Match, Transform
 
 
 class ProgramRef(NamedTuple):

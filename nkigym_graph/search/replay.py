@@ -14,14 +14,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import groupby
 from typing import cast
 
-from nkigym_graph.arguments import describe, require_type
-from nkigym_graph.driver import get_transform
 from nkigym_graph.errors import NkigymError, PluginError
-from nkigym_graph.program import Program
+from nkigym_graph.ir.arguments import describe, require_type
+from nkigym_graph.ir.program import Program
+from nkigym_graph.plugin.transforms import get_transform
+from nkigym_graph.rewriting.transform import Match, Transform
 from nkigym_graph.search.derive import derive
 from nkigym_graph.search.errors import SearchError
 from nkigym_graph.search.state import Step
-from nkigym_graph.transform import Match, Transform
 
 
 def path_steps(path: Sequence[tuple[str, Match]]) -> list[Step]:

@@ -8,8 +8,8 @@ from typing import Any
 import networkx as nx
 
 from nkigym_graph.cost import CostReport
-from nkigym_graph.program import Program
-from nkigym_graph.transform import Match
+from nkigym_graph.ir.program import Program
+from nkigym_graph.rewriting.transform import Match
 
 
 @dataclass(frozen=True)

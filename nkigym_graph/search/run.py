@@ -1,7 +1,7 @@
 """``search``: find a good rewrite sequence for a program under a cost model.
 
 >>> from nkigym_graph.search.replay import replay
->>> from nkigym_graph.synthetic import tiled_matmul
+>>> from nkigym_graph.ir.synthetic import tiled_matmul
 >>> from nkigym_graph_plugins.trn2_cost import Trn2CostModel
 >>> root = tiled_matmul(256, 256, 256)
 >>> result = search(root, strategy="greedy", cost_model=Trn2CostModel())  # or cost_model="trn2"
@@ -16,12 +16,14 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any
 
-from nkigym_graph.arguments import describe, require_int, require_type
-from nkigym_graph.collector import collector_relaxed
 from nkigym_graph.cost import CostModel, get_cost_model
-from nkigym_graph.driver import get_transform
 from nkigym_graph.errors import PluginError
-from nkigym_graph.program import Program
+from nkigym_graph.ir.arguments import describe, require_int, require_type
+from nkigym_graph.ir.collector import collector_relaxed
+from nkigym_graph.ir.program import Program
+from nkigym_graph.numeric.equivalence import DEFAULT_MEMO_BYTES, DEFAULT_SAMPLES, VerifySettings
+from nkigym_graph.plugin.transforms import get_transform
+from nkigym_graph.rewriting.transform import Transform
 from nkigym_graph.search.errors import SearchError
 from nkigym_graph.search.executors import resolve_executor
 from nkigym_graph.search.progress import Progress
@@ -29,8 +31,6 @@ from nkigym_graph.search.replay import flatten
 from nkigym_graph.search.result import SearchResult, SearchStats
 from nkigym_graph.search.session import Session
 from nkigym_graph.search.strategies import get_strategy
-from nkigym_graph.search.verify import DEFAULT_MEMO_BYTES, DEFAULT_SAMPLES, VerifySettings
-from nkigym_graph.transform import Transform
 
 DEFAULT_TRANSFORMS = ("data_reuse", "operand_merge", "reduction_merge", "dead_code")
 VERIFY_MODES = ("sampled", "all")
@@ -38,7 +38,7 @@ VERIFY_MODES = ("sampled", "all")
 
 def search(
     program: Program,
-    transforms: Sequence[str | Transform] = DEFAULT_TRANSFORMS,
+    transforms: Sequence[str | Transform] | None = None,
     strategy: str = "greedy",
     budget: int | None = None,
     seed: int = 0,
@@ -55,7 +55,9 @@ def search(
 ) -> SearchResult:
     """Search rewrite sequences of ``program`` for the best modeled cost.
 
-    ``strategy``: ``exhaustive``, ``random``, ``greedy`` or ``beam`` (strategy options
+    ``transforms``: names or instances (default: the strategy's own list; ``data_reuse``,
+    ``operand_merge``, ``dead_code``, and for ``schedule`` the schedule choices too).
+    ``strategy``: ``exhaustive``, ``random``, ``greedy``, ``beam`` or ``schedule`` (options
     such as ``min_depth``, ``width`` or ``batch`` go in ``options``). ``budget``: the
     most distinct states to create (for ``random``: the states to collect). ``seed``
     fixes the random choices, the verification inputs and the sample points.
@@ -78,7 +80,7 @@ def search(
     for flag, value in (("progress", progress), ("confirm", confirm)):
         if value is not None:
             require_type(value, bool, flag, SearchError, "None, True or False")
-    resolved = transform_list(transforms)
+    resolved = transform_list(chosen.transforms if transforms is None else transforms)
     if not resolved:
         raise SearchError("search needs at least one transform")
     names = [t.name for t in resolved]
@@ -160,9 +162,9 @@ def confirm_with_profile(program: Program, seed: int = 0) -> Any:
     """The profile of ``program``'s emitted NKI kernel on random inputs."""
     import numpy as np
 
-    from nkigym_graph.backend import emit
     from nkigym_graph.nki_sim import profile
     from nkigym_graph.nki_sim.dtypes import to_dtype
+    from nkigym_graph.plugin.backends import emit
 
     rng = np.random.default_rng(seed)
     arrays = [

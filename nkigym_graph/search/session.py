@@ -17,15 +17,15 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 
 from nkigym_graph.cost import CostModel
-from nkigym_graph.program import Program
+from nkigym_graph.ir.program import Program
+from nkigym_graph.numeric.equivalence import Verifier, VerifySettings
+from nkigym_graph.rewriting.transform import Transform
 from nkigym_graph.search.derive import Candidate, backoff, candidates_of, derive, edit_based, span
 from nkigym_graph.search.errors import SearchError
 from nkigym_graph.search.executors import run_ordered
 from nkigym_graph.search.progress import Progress
 from nkigym_graph.search.remote import Outcome, ProgramRef, evaluate, evaluate_remote
 from nkigym_graph.search.state import State, StateGraph, Step
-from nkigym_graph.search.verify import Verifier, VerifySettings
-from nkigym_graph.transform import Transform
 
 PROGRAM_CACHE_STATEMENTS = 250_000
 """Statements of state programs kept built (others are rebuilt from their parent)."""

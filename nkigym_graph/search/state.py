@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from nkigym_graph.cost import CostReport
+from nkigym_graph.rewriting.transform import Match
 from nkigym_graph.search.derive import Candidate
-from nkigym_graph.transform import Match
 
 
 @dataclass(frozen=True)

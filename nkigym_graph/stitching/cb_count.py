@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nkigym_graph.errors import NkigymError
-from nkigym_graph.targets import Target
+from nkigym_graph.ir.targets import Target
 
 
 class CircularBufferError(NkigymError):

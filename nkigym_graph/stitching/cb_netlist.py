@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from nkigym_graph.buda.model import Op, operand_kind
+from nkigym_graph.buda.model import NetlistOp, operand_kind
 from nkigym_graph.buda.netlist import Netlist
 from nkigym_graph.errors import PluginError
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.plugin.registry import get_target
 from nkigym_graph.stitching.cb_count import CircularBufferError, KernelBuffers
-from nkigym_graph.targets import Target, get_target
 
 _ARCH_ALIASES = {"wormhole": "wormhole_b0"}
 """Netlist arch names that denote a built-in target of another name."""
@@ -39,7 +40,7 @@ def netlist_arch(netlist: Netlist) -> Target:
     )
 
 
-def _fused_weights(netlist: Netlist, op: Op, fused_id: str) -> tuple[str, ...]:
+def _fused_weights(netlist: Netlist, op: NetlistOp, fused_id: str) -> tuple[str, ...]:
     weights: dict[str, None] = {}
     for _, _, sub_op in netlist.fused_ops[fused_id].sub_ops():
         if sub_op.is_matmul and len(sub_op.inputs) > 1:
@@ -49,7 +50,7 @@ def _fused_weights(netlist: Netlist, op: Op, fused_id: str) -> tuple[str, ...]:
     return tuple(weights)
 
 
-def op_kernel(netlist: Netlist, op: Op) -> KernelBuffers:
+def op_kernel(netlist: Netlist, op: NetlistOp) -> KernelBuffers:
     """The CBs of one graph op (the rule of the module docstring)."""
     intermediates: tuple[str, ...] = ()
     groups: tuple[tuple[str, ...], ...] = ()

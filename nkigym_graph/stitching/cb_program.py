@@ -24,13 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from nkigym_graph.program import Program
-from nkigym_graph.slices import Slices
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.slices import Slices
+from nkigym_graph.ir.variables import INTERMEDIATE, OUTPUT
 from nkigym_graph.stitching.cb_count import KernelBuffers
 from nkigym_graph.stitching.metadata import StitchMetadata
 from nkigym_graph.stitching.program_stitch import stitching_of
 from nkigym_graph.stitching.weight_params import find_weights
-from nkigym_graph.variables import INTERMEDIATE, OUTPUT
 
 _NOT_COMPUTE = frozenset({"dma", "none"})
 """Engines that move or allocate data rather than compute on tiles."""

@@ -9,7 +9,7 @@ tiled program (one kernel, see :mod:`~nkigym_graph.stitching.cb_program`);
 more, suggesting weight stitching (seed 003: several matmuls' weights in one tensor take
 one CB instead of one each).
 
->>> from nkigym_graph.synthetic import tiled_matmul
+>>> from nkigym_graph.ir.synthetic import tiled_matmul
 >>> count = circular_buffers(tiled_matmul(64, 64, 64, tile=32), "wormhole_b0")
 >>> count.inputs, count.outputs, count.total, count.limit, count.fits
 (2, 1, 3, 32, True)
@@ -21,9 +21,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from nkigym_graph.arguments import require_type
 from nkigym_graph.buda.netlist import Netlist, load_netlist
-from nkigym_graph.program import Program
+from nkigym_graph.ir.arguments import require_type
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.plugin.registry import get_target
 from nkigym_graph.stitching.cb_count import (
     CircularBufferCount,
     CircularBufferError,
@@ -33,7 +35,6 @@ from nkigym_graph.stitching.cb_count import (
 from nkigym_graph.stitching.cb_netlist import netlist_arch, netlist_kernels
 from nkigym_graph.stitching.cb_program import program_kernel
 from nkigym_graph.stitching.errors import StitchError
-from nkigym_graph.targets import Target, get_target
 
 ProgramOrNetlist = Program | Netlist | Mapping[str, Any] | str | Path
 

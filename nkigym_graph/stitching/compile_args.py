@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import re
 
-from nkigym_graph.arguments import require_type
+from nkigym_graph.ir.arguments import require_type
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.plugin.registry import get_target
 from nkigym_graph.stitching.errors import StitchError
 from nkigym_graph.stitching.metadata import StitchMetadata
-from nkigym_graph.targets import Target, get_target
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MAX_CIRCULAR_BUFFERS = 64

@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from nkigym_graph.ir.targets import Target
 from nkigym_graph.stitching.errors import StitchError
-from nkigym_graph.targets import Target
 
 PREFIX = "stitched"
 SEPARATOR = "__"

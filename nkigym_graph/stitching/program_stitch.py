@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from nkigym_graph.arguments import require_program, require_type
-from nkigym_graph.program import Program
-from nkigym_graph.statement import Operand, Statement
+from nkigym_graph.ir.arguments import require_program, require_type
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Operand, Statement
+from nkigym_graph.ir.variables import Param
 from nkigym_graph.stitching.errors import StitchError
 from nkigym_graph.stitching.metadata import StitchMetadata, WeightSlot
 from nkigym_graph.stitching.naming import (
@@ -34,7 +35,6 @@ from nkigym_graph.stitching.naming import (
 )
 from nkigym_graph.stitching.stitch import stitch_weights
 from nkigym_graph.stitching.weight_params import WeightParam, find_weights
-from nkigym_graph.variables import Param
 
 
 def layout_metadata(layout: WeightLayout, tile: tuple[int, int], dtype: str) -> StitchMetadata:

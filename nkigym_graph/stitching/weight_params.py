@@ -30,11 +30,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from nkigym_graph.arguments import require_program
-from nkigym_graph.program import Program
+from nkigym_graph.ir.arguments import require_program
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.variables import Param
 from nkigym_graph.stitching.errors import StitchError
 from nkigym_graph.stitching.naming import parse_stitched_name, stitch_tile, stitchable_name
-from nkigym_graph.variables import Param
 
 _RHS = 1
 """``nc_matmul``'s operand position of ``rhs`` ``[K, N]``."""

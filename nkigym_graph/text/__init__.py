@@ -1,5 +1,6 @@
 """The tiled-program text format of the seeds: ``parse_program`` / ``format_program``."""
 
+from nkigym_graph.ir.printer import format_program, format_statement
 from nkigym_graph.text.files import (
     ProgramFileError,
     dumps_program,
@@ -8,7 +9,6 @@ from nkigym_graph.text.files import (
     write_program,
 )
 from nkigym_graph.text.parser import parse_fragment, parse_program
-from nkigym_graph.text.printer import format_program, format_statement
 
 __all__ = [
     "ProgramFileError",

@@ -15,9 +15,9 @@ import os
 import re
 from pathlib import Path
 
-from nkigym_graph.dtypes import DtypeError, resolve_dtype
 from nkigym_graph.errors import NkigymError, ParseError
-from nkigym_graph.program import Program
+from nkigym_graph.ir.dtypes import DtypeError, resolve_dtype
+from nkigym_graph.ir.program import Program
 from nkigym_graph.text.parser import parse_fragment, parse_program
 from nkigym_graph.text.source import require_text
 

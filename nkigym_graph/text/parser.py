@@ -15,7 +15,7 @@ inferred from the largest slice read. ``parse_fragment`` reads a bare statement 
 (seed 000's examples): undefined variables it reads become inputs (HBM for a load's
 source, on-chip otherwise) and undefined tensors it stores into become outputs.
 Attribute values are literals; ``float("inf")``, ``float("-inf")`` and ``float("nan")``
-are read as such (``nkigym_graph.literals``), without calling anything.
+are read as such (``nkigym_graph.ir.literals``), without calling anything.
 """
 
 from __future__ import annotations
@@ -25,17 +25,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nkigym_graph.dtypes import Dtypes, dtype_chooser
 from nkigym_graph.errors import ParseError
-from nkigym_graph.literals import read_float_call
-from nkigym_graph.ops import ALLOC, LOAD, STORE, ops_printed_as
-from nkigym_graph.ops.base import Op, ShapeError
-from nkigym_graph.program import Program
-from nkigym_graph.slices import Slices, full
-from nkigym_graph.statement import Operand, Statement, make_attrs
-from nkigym_graph.targets import TRN2, Target
+from nkigym_graph.ir.dtypes import Dtypes, dtype_chooser
+from nkigym_graph.ir.literals import read_float_call
+from nkigym_graph.ir.ops import ALLOC, LOAD, STORE, ops_printed_as
+from nkigym_graph.ir.ops.base import Op, ShapeError
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.schedule import ScheduleError
+from nkigym_graph.ir.slices import Slices, full
+from nkigym_graph.ir.statement import Operand, Statement, make_attrs
+from nkigym_graph.ir.targets import TRN2, Target
+from nkigym_graph.ir.variables import Param
+from nkigym_graph.plugin.registry import get_target
 from nkigym_graph.text.source import checked_shapes, nesting_guarded, read_module
-from nkigym_graph.variables import Param
 
 Shapes = Mapping[str, Sequence[int]]
 _NAMESPACES = ("nkigym", "nkigym_graph", "nki")
@@ -68,7 +70,37 @@ def parse_program(
     for node in body[:-1]:
         builder.statement(node)
     returns = builder.returns(body[-1])
-    return builder.build(func.name, returns, dtype=dtype, target=target)
+    program = builder.build(func.name, returns, dtype=dtype, target=target)
+    schedule = _schedule(func)
+    return program if schedule is None else _scheduled(program, schedule, func)
+
+
+def _schedule(func: ast.FunctionDef) -> str | None:
+    """The text of the ``@nkigym.schedule("...")`` decorator, if there is one."""
+    if not func.decorator_list:
+        return None
+    (decorator, *more) = func.decorator_list
+    if (
+        more
+        or not isinstance(decorator, ast.Call)
+        or not isinstance(decorator.func, ast.Attribute)
+        or decorator.func.attr != "schedule"
+        or not isinstance(decorator.func.value, ast.Name)
+        or decorator.func.value.id not in _NAMESPACES
+        or decorator.keywords
+        or len(decorator.args) != 1
+        or not isinstance(decorator.args[0], ast.Constant)
+        or not isinstance(decorator.args[0].value, str)
+    ):
+        raise _error('the only decorator a program takes is @nkigym.schedule("...")', decorator)
+    return decorator.args[0].value
+
+
+def _scheduled(program: Program, schedule: str, func: ast.FunctionDef) -> Program:
+    try:
+        return program.with_schedule(schedule)
+    except ScheduleError as err:
+        raise _error(str(err), func.decorator_list[0]) from None
 
 
 @nesting_guarded
@@ -353,7 +385,7 @@ class _Builder:
             params,
             statements,
             returns,
-            target=target,
+            target=get_target(target),
             outputs=outputs,
             fragment=self.fragment,
             explicit_slices=explicit,

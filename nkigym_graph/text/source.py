@@ -11,8 +11,8 @@ import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from nkigym_graph.arguments import describe, require_int
 from nkigym_graph.errors import ParseError
+from nkigym_graph.ir.arguments import describe, require_int
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -9,8 +9,8 @@ on numpy arrays for the reference result, and ``tile`` it::
     program = tile(f, {"a": (256, 128), "b": (256, 512)})
 """
 
-from nkigym_graph.tiling.analysis import Dimension, DimensionAnalysis, analyze
 from nkigym_graph.tiling.axes import AxisUnion
+from nkigym_graph.tiling.dimensions import Dimension, DimensionAnalysis, analyze
 from nkigym_graph.tiling.errors import OpCallError, StatementLimitError, TracingError
 from nkigym_graph.tiling.frontend import (
     activation,

@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nkigym_graph.errors import PluginError, TilingError
-from nkigym_graph.targets import Target, get_target
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.plugin.registry import get_target
 
 MAX_STATEMENTS = 1_000_000
 """``tile``'s default limit on the statements of the tiled program."""

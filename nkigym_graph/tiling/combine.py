@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from nkigym_graph.errors import TilingError
-from nkigym_graph.ops import TENSOR_SCALAR, TENSOR_TENSOR
-from nkigym_graph.ops.base import Op
-from nkigym_graph.statement import Attrs, make_attrs
+from nkigym_graph.ir.ops import TENSOR_SCALAR, TENSOR_TENSOR
+from nkigym_graph.ir.ops.base import Op
+from nkigym_graph.ir.statement import Attrs, make_attrs
 
 
 class Combine(NamedTuple):

@@ -33,11 +33,11 @@ from itertools import chain, count, product
 from math import prod
 
 from nkigym_graph.errors import TilingError
-from nkigym_graph.ops import ALLOC, BROADCAST, LOAD, STORE
-from nkigym_graph.slices import Range, Slices
-from nkigym_graph.statement import Operand, Statement, make_attrs
-from nkigym_graph.tiling.analysis import Dimension, DimensionAnalysis
+from nkigym_graph.ir.ops import ALLOC, BROADCAST, LOAD, STORE
+from nkigym_graph.ir.slices import Range, Slices
+from nkigym_graph.ir.statement import Operand, Statement, make_attrs
 from nkigym_graph.tiling.combine import ACCUMULATE, combine_rule
+from nkigym_graph.tiling.dimensions import Dimension, DimensionAnalysis
 from nkigym_graph.tiling.errors import StatementLimitError
 from nkigym_graph.tiling.online import find_online_groups, online_functions
 from nkigym_graph.tiling.trace import Call, TracedTensor

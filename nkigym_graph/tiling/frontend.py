@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from nkigym_graph.ops import (
+from nkigym_graph.ir.ops import (
     ACTIVATION,
     ACTIVATION_BIAS,
     NC_MATMUL,
@@ -51,8 +51,8 @@ from nkigym_graph.ops import (
     TENSOR_SCALAR,
     TENSOR_TENSOR,
 )
-from nkigym_graph.ops.base import Op, ShapeError
-from nkigym_graph.statement import make_attrs
+from nkigym_graph.ir.ops.base import Op, ShapeError
+from nkigym_graph.ir.statement import make_attrs
 from nkigym_graph.tiling.errors import OpCallError
 from nkigym_graph.tiling.trace import TracedTensor
 

@@ -9,9 +9,9 @@ loaded one once per loop iteration, fewer than counted) or through a broadcast
 operand: then ``tile`` refuses by a lower bound before emitting, and ``emit`` stops
 once it passes the limit.
 
->>> from nkigym_graph.ops import NC_MATMUL
->>> from nkigym_graph.targets import TRN2
->>> from nkigym_graph.tiling.analysis import analyze
+>>> from nkigym_graph.ir.ops import NC_MATMUL
+>>> from nkigym_graph.ir.targets import TRN2
+>>> from nkigym_graph.tiling.dimensions import analyze
 >>> from nkigym_graph.tiling.trace import Trace
 >>> trace = Trace()
 >>> a, b = trace.param("a", (128, 128)), trace.param("b", (128, 256))
@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from math import prod
 
-from nkigym_graph.ops import BROADCAST
-from nkigym_graph.tiling.analysis import DimensionAnalysis
+from nkigym_graph.ir.ops import BROADCAST
 from nkigym_graph.tiling.combine import combine_rule
+from nkigym_graph.tiling.dimensions import DimensionAnalysis
 from nkigym_graph.tiling.emit import kept_sources
 from nkigym_graph.tiling.errors import StatementLimitError
 from nkigym_graph.tiling.trace import Call

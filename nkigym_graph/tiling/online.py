@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from nkigym_graph.ops import (
+from nkigym_graph.ir.ops import (
     ACTIVATION_BIAS,
     NC_MATMUL,
     NC_TRANSPOSE,
@@ -40,8 +40,8 @@ from nkigym_graph.ops import (
     TENSOR_SCALAR,
     TENSOR_TENSOR,
 )
-from nkigym_graph.ops.base import Op
-from nkigym_graph.statement import Attrs, Operand, Statement, make_attrs
+from nkigym_graph.ir.ops.base import Op
+from nkigym_graph.ir.statement import Attrs, Operand, Statement, make_attrs
 from nkigym_graph.tiling.trace import Call
 
 if TYPE_CHECKING:

@@ -21,19 +21,19 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from nkigym_graph.dtypes import resolve_dtype
 from nkigym_graph.errors import TilingError
-from nkigym_graph.program import Program
-from nkigym_graph.statement import Statement
-from nkigym_graph.targets import TRN2, Target
-from nkigym_graph.tiling.analysis import DimensionAnalysis, analyze
+from nkigym_graph.ir.dtypes import resolve_dtype
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.targets import TRN2, Target
+from nkigym_graph.ir.variables import Param
 from nkigym_graph.tiling.arguments import MAX_STATEMENTS, check_limit, check_target, parameter_shapes
+from nkigym_graph.tiling.dimensions import DimensionAnalysis, analyze
 from nkigym_graph.tiling.emit import emit_statements
 from nkigym_graph.tiling.errors import StatementLimitError
 from nkigym_graph.tiling.limits import refuse, statement_bounds
 from nkigym_graph.tiling.trace import Trace, TracedTensor
 from nkigym_graph.tiling.user_call import call_traced
-from nkigym_graph.variables import Param
 
 Shapes = Mapping[str, Sequence[int]] | Sequence[Sequence[int]]
 """Parameter shapes by name, or in parameter order."""

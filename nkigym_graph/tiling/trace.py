@@ -11,7 +11,7 @@ over (``K``; the reduced ``free`` axis), except ``BROADCAST``: a broadcast opera
 size-1 dimension joins nothing and is spread, not reduced. So a size mismatch is
 reported at the call that causes it.
 
->>> from nkigym_graph.ops import NC_MATMUL
+>>> from nkigym_graph.ir.ops import NC_MATMUL
 >>> trace = Trace()
 >>> a, b = trace.param("a", (256, 128)), trace.param("b", (256, 512))
 >>> trace.record(NC_MATMUL, (a, b), ()).shape
@@ -23,8 +23,8 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 from nkigym_graph.errors import TilingError
-from nkigym_graph.ops.base import BROADCAST, Op, ShapeError
-from nkigym_graph.statement import Attrs
+from nkigym_graph.ir.ops.base import BROADCAST, Op, ShapeError
+from nkigym_graph.ir.statement import Attrs
 from nkigym_graph.tiling.axes import AxisUnion
 
 

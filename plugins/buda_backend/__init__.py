@@ -40,9 +40,9 @@ from __future__ import annotations
 from typing import Any
 
 from nkigym_graph import hookimpl
-from nkigym_graph.backend import Artifact, Backend
-from nkigym_graph.program import Program
-from nkigym_graph.targets import Target
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.plugin.protocols import Artifact, Backend
 
 from .arch import get_arch
 from .emit import emit_netlist

@@ -1,7 +1,7 @@
 """Per-architecture choices of the emitted netlists: data formats, fidelity, DRAM channels.
 
 The worker grid, NOC count, dest capacity and fused-op limits come from the target's
-facts (``nkigym_graph.targets``); these are the netlist settings the targets do not hold.
+facts (``nkigym_graph.ir.targets``); these are the netlist settings the targets do not hold.
 Grayskull has no Float32 accumulation, so its netlists compute in Float16_b (dest then
 holds 8 tiles per ublock); Wormhole B0 and Blackhole use Float32 throughout (4 tiles).
 A bfloat16 (float16) program's queues and op data are Float16_b (Float16) on every arch.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from nkigym_graph.buda.arch import arch_target
 from nkigym_graph.buda.rules.limits import dest_tiles
-from nkigym_graph.targets import Target
+from nkigym_graph.ir.targets import Target
 
 from .errors import BudaEmitError
 

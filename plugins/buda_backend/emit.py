@@ -17,9 +17,9 @@ from typing import Any
 
 import yaml
 
-from nkigym_graph.backend import Artifact
 from nkigym_graph.buda import check_netlist
-from nkigym_graph.program import Program
+from nkigym_graph.ir.program import Program
+from nkigym_graph.plugin.protocols import Artifact
 from nkigym_graph.stitching import check_circular_buffers, circular_buffers
 
 from .arch import Arch

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from nkigym_graph.backend import Artifact
 from nkigym_graph.buda import evaluate_netlist
+from nkigym_graph.plugin.protocols import Artifact
 
 from .constants import constant_array
 from .errors import BudaEmitError

@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from nkigym_graph.ops.base import ShapeError
-from nkigym_graph.program import Program
-from nkigym_graph.slices import Range, Slices
-from nkigym_graph.statement import Statement
+from nkigym_graph.ir.ops.base import ShapeError
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.slices import Range, Slices
+from nkigym_graph.ir.statement import Statement
 from nkigym_graph.stitching import StitchError, stitching_of
 
 from .errors import BudaEmitError

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from nkigym_graph.slices import Range
+from nkigym_graph.ir.slices import Range
 
 Region = tuple[Range, Range]
 Shape = tuple[int, int]

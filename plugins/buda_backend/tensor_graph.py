@@ -12,9 +12,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nkigym_graph.ops.base import Op
-from nkigym_graph.slices import Range
-from nkigym_graph.statement import Attrs
+from nkigym_graph.ir.ops.base import Op
+from nkigym_graph.ir.slices import Range
+from nkigym_graph.ir.statement import Attrs
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The ``nki`` backend: emit a program as an AWS NKI kernel (NKI 0.6 / 0.7 dialect).
 
 >>> import nkigym_graph
->>> from nkigym_graph.synthetic import tiled_matmul
+>>> from nkigym_graph.ir.synthetic import tiled_matmul
 >>> source = nkigym_graph.emit(tiled_matmul(256, 256, 256), backend="nki")  # doctest: +SKIP
 >>> out = nkigym_graph.nki_sim.simulate(source, a, b)                       # doctest: +SKIP
 
@@ -19,9 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 from nkigym_graph import hookimpl
-from nkigym_graph.backend import Artifact, Backend
-from nkigym_graph.program import Program
-from nkigym_graph.targets import Target
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.plugin.protocols import Artifact, Backend
 
 from .emitter import EmitOptions, emit_kernel
 from .errors import NkiEmitError

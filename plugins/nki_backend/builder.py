@@ -16,14 +16,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from nkigym_graph.program import Program
-from nkigym_graph.statement import Operand, Statement
-from nkigym_graph.targets import Target
-from nkigym_graph.variables import INTERMEDIATE
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Operand, Statement
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.ir.variables import INTERMEDIATE
 
 from .errors import NkiEmitError
 from .fusion import Fusions
-from .ir import Alloc, Arg, Assign, Call, Group, Hbm, Instr, Ref, Tile, const_slices, whole
+from .ir import Affine, Alloc, Arg, Assign, Call, Group, Hbm, Instr, Pool, Ref, Tile, const_slices, whole
 from .names import NKI_ITEMSIZE, NameTable, identifier
 
 PSUM_DTYPE = "nl.float32"
@@ -78,6 +78,9 @@ class KernelBuilder:
             self.hbm[param.name] = Hbm(name, tuple(param.shape))
             self.params.append(name)
         self.tiles: dict[str, Tile] = {}
+        self.slots: dict[str, tuple[Pool, int]] = {}
+        """Planned kernels: the rotating buffer each variable lives in now (see ``.planned``)."""
+        self.planned = False
         self.copies: dict[str, Tile] = {}
         self.spread: dict[tuple[object, ...], Tile] = {}
         """Rows spread over the partitions (:mod:`.spread`), by (variable, slices, partitions)."""
@@ -193,13 +196,18 @@ class KernelBuilder:
 
     @staticmethod
     def is_psum(ref: Ref) -> bool:
-        return isinstance(ref.base, Tile) and ref.base.buffer == "psum"
+        return isinstance(ref.base, Tile | Pool) and ref.base.buffer == "psum"
 
     @staticmethod
     def dtype_of(ref: Ref) -> str:
         """Code text of an on-chip region's dtype."""
-        assert isinstance(ref.base, Tile)
+        assert isinstance(ref.base, Tile | Pool)
         return ref.base.dtype
+
+    def slot_ref(self, operand: Operand) -> Ref:
+        """The region of ``operand`` in the rotating buffer its variable occupies."""
+        pool, index = self.slots[operand.var]
+        return Ref(pool, const_slices(operand.slices), Affine(index))
 
     def declare_output(self, var: str, shape: tuple[int, ...]) -> Hbm:
         """Name the HBM output ``var``."""
@@ -217,6 +225,8 @@ class KernelBuilder:
         """The region a statement writes (allocating the variable's tile on its first write)."""
         if operand.var in self.hbm:
             return Ref(self.hbm[operand.var], const_slices(operand.slices))
+        if operand.var in self.slots:
+            return self.slot_ref(operand)
         self.copies.pop(operand.var, None)
         for key in [k for k in self.spread if k[0] == operand.var]:
             del self.spread[key]
@@ -227,6 +237,12 @@ class KernelBuilder:
         var = operand.var
         if var in self.hbm:
             raise NkiEmitError(f"reads HBM tensor {var!r} directly; load it into SBUF first", statement)
+        if var in self.slots:
+            if sbuf and var in self.psum_vars:
+                raise NkiEmitError(
+                    f"reads PSUM tile {var!r} where SBUF is needed (the plan evicts it)", statement
+                )
+            return self.slot_ref(operand)
         if var not in self.tiles:
             raise NkiEmitError(f"reads {var!r} before any statement writes it", statement)
         if var in self.psum_vars:
@@ -248,6 +264,15 @@ class KernelBuilder:
         )
         self.copies[var] = copy
         return copy
+
+    def constant_tile(
+        self, key: tuple[object, ...], name: str, shape: tuple[int, ...], dtype: str, buffer: str
+    ) -> Tile:
+        """A tile made once per kernel for ``key`` (a scratch every use overwrites)."""
+        tile = self.constants.get(key)
+        if tile is None:
+            tile = self.constants[key] = self.new_tile(name, shape, dtype, buffer)
+        return tile
 
     def ones_row(self, dtype: str, partitions: int) -> Tile:
         """A ``[1, partitions]`` tile of ones of ``dtype`` (made once)."""

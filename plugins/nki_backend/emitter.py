@@ -22,17 +22,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nkigym_graph.backend import Artifact
-from nkigym_graph.program import Program
-from nkigym_graph.targets import Target
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.schedule import ScheduleError
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.plugin.protocols import Artifact
+from nkigym_graph.scheduling.plan import kernel_plan
 
-from .builder import KernelBuilder, Lowering
+from .builder import KernelBuilder, KernelTypes, Lowering
 from .errors import NkiEmitError
 from .ir import Call, Loop, Unit, instructions
 from .lower import kernel_types, lower_program
 from .lowering import LOWERINGS
 from .memory import live_intervals, peak
 from .names import identifier
+from .planned import lower_plan
 from .render import KernelText, render_kernel
 from .rolling import Roller
 from .split import best_split, split_loads
@@ -67,11 +70,16 @@ def emit_kernel(
     if program.fragment:
         raise NkiEmitError("a fragment (statements without def/return) cannot be emitted as a kernel")
     types = kernel_types(program, opts.dtype)
-    kb, splits = _fit(program, target, types, lowerings, opts.fit_memory)
-    intervals = live_intervals(kb.groups)
-    sbuf, psum = peak(intervals, "sbuf"), peak(intervals, "psum")
-    _check_capacity(kb, sbuf.bytes, target.sbuf_bytes_per_partition, "SBUF", sbuf.live)
-    _check_capacity(kb, psum.bytes, target.psum_bytes_per_partition, "PSUM", psum.live)
+    if program.schedule is not None:
+        kb, splits = _planned(program, target, types, lowerings), 0
+        sbuf_bytes, psum_bytes = _pool_bytes(kb, "sbuf"), _pool_bytes(kb, "psum")
+    else:
+        kb, splits = _fit(program, target, types, lowerings, opts.fit_memory)
+        intervals = live_intervals(kb.groups)
+        sbuf, psum = peak(intervals, "sbuf"), peak(intervals, "psum")
+        _check_capacity(kb, sbuf.bytes, target.sbuf_bytes_per_partition, "SBUF", sbuf.live)
+        _check_capacity(kb, psum.bytes, target.psum_bytes_per_partition, "PSUM", psum.live)
+        sbuf_bytes, psum_bytes = sbuf.bytes, psum.bytes
     returns = tuple(kb.hbm[var].name for var in program.returns)
     name = kb.names.fresh(identifier(program.name))
     kernel = KernelText(name, tuple(kb.params), returns, _note(program, target))
@@ -86,8 +94,8 @@ def emit_kernel(
         "lines_unrolled": len(unrolled.splitlines()),
         "loops": _count_loops(units),
         "instructions": dict(sorted(counts.items())),
-        "peak_sbuf_bytes": sbuf.bytes,
-        "peak_psum_bytes": psum.bytes,
+        "peak_sbuf_bytes": sbuf_bytes,
+        "peak_psum_bytes": psum_bytes,
         "split_loads": splits,
         "kernel": kernel.name,
     }
@@ -118,6 +126,22 @@ def _fit(
         program = split_loads(program, plans)
         splits += len(plans)
     return best, splits
+
+
+def _planned(
+    program: Program, target: Target, types: KernelTypes, lowerings: Mapping[str, Lowering]
+) -> KernelBuilder:
+    """Lower a scheduled program from its kernel plan (:mod:`.planned`)."""
+    try:
+        plan = kernel_plan(program)
+    except ScheduleError as err:
+        raise NkiEmitError(f"the program's schedule cannot run: {err}") from None
+    return lower_plan(plan, target, types, lowerings)
+
+
+def _pool_bytes(kb: KernelBuilder, buffer: str) -> int:
+    pools = {id(pool): pool for pool, _ in kb.slots.values() if pool.buffer == buffer}
+    return sum(pool.count * pool.bytes_per_partition for pool in pools.values())
 
 
 def _sinks(program: Program, lowerings: Mapping[str, Lowering]) -> Callable[[int], bool]:

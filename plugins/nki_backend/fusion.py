@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from nkigym_graph.program import Program
-from nkigym_graph.statement import Statement
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Statement
 
 SUMS = frozenset({"sum", "mean"})
 """Reductions the Scalar Engine's reduce registers compute (a mean divides after)."""

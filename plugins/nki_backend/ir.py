@@ -69,7 +69,32 @@ class Family:
     size: int
 
 
-Base = Tile | Hbm | Family
+@dataclass(eq=False, slots=True)
+class Pool:
+    """Rotating buffers declared once: ``name = [nl.ndarray(shape, ...) for _ in range(count)]``;
+    a region of slot ``i`` is ``name[i][...]`` (``Ref.index``)."""
+
+    name: str
+    shape: tuple[int, ...]
+    """Shape of each slot."""
+    dtype: str
+    buffer: str
+    count: int
+    itemsize: int
+
+    @property
+    def bytes_per_partition(self) -> int:
+        return math.prod(self.shape[1:]) * self.itemsize
+
+    def declaration(self) -> str:
+        """The code that allocates the slots."""
+        return (
+            f"[nl.ndarray({self.shape!r}, dtype={self.dtype}, buffer=nl.{self.buffer}) "
+            f"for _ in range({self.count})]"
+        )
+
+
+Base = Tile | Hbm | Family | Pool
 Slices = tuple[tuple[Affine, Affine], ...]
 
 

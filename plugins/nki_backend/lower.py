@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import partial
 
-from nkigym_graph.program import Program
-from nkigym_graph.statement import Statement
-from nkigym_graph.targets import Target
-from nkigym_graph.variables import INTERMEDIATE, OUTPUT
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.ir.variables import INTERMEDIATE, OUTPUT
 
 from .builder import KernelBuilder, KernelTypes, Lowering
 from .errors import NkiEmitError

@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from nkigym_graph.literals import format_literal
-from nkigym_graph.statement import Statement
+from nkigym_graph.ir.literals import format_literal
+from nkigym_graph.ir.statement import Statement
 
 from .builder import KernelBuilder, Lowering
 from .coverage import covers
@@ -139,7 +139,8 @@ class MatmulLowering(_Base):
         var = stmt.dst.var
         if kb.in_psum(var):
             dst = kb.write(stmt.dst)
-            overwrite = not stmt.accumulate and kb.program.definition_of(var) != node
+            # a rotating PSUM buffer was written before: a planned kernel's first write overwrites
+            overwrite = not stmt.accumulate and (kb.planned or kb.program.definition_of(var) != node)
             extra = (("accumulate", "False"),) if overwrite else ()
             kb.call("nisa.nc_matmul", ("dst", dst), ("stationary", stationary), ("moving", moving), *extra)
             return
@@ -151,7 +152,10 @@ class MatmulLowering(_Base):
 
 
 class TransposeLowering(_Base):
-    """Tensor Engine transpose into a PSUM tile (of the input's dtype), then a copy."""
+    """Tensor Engine transpose into a PSUM tile (of the input's dtype), then a copy. In a
+    planned kernel a transpose whose input has the ``psum`` slots' dtype writes its slot
+    directly; any other writes one scratch tile per shape and dtype, which the plan keeps
+    room for (``scheduling.allocate.psum_scratch_bytes``)."""
 
     op_name = "nc_transpose"
     sbuf_operands = frozenset({0})
@@ -159,7 +163,15 @@ class TransposeLowering(_Base):
     def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
         data = kb.read(stmt.operands[0], kb.describe(node), sbuf=True)
         shape = tuple(stop - start for start, stop in stmt.dst.slices)
-        scratch = kb.new_tile(f"{stmt.dst.var}_psum", shape, kb.dtype_of(data), "psum")
+        dtype = kb.dtype_of(data)
+        if kb.planned and stmt.dst.var in kb.slots:
+            target = kb.write(stmt.dst)
+            if not stmt.accumulate and kb.dtype_of(target) == dtype:
+                kb.call("nisa.nc_transpose", ("dst", target), ("data", data))
+                return
+            scratch = kb.constant_tile(("transpose", shape, dtype), "transpose_psum", shape, dtype, "psum")
+        else:
+            scratch = kb.new_tile(f"{stmt.dst.var}_psum", shape, dtype, "psum")
         result = Ref(scratch, whole(shape))
         kb.call("nisa.nc_transpose", ("dst", result), ("data", data))
         kb.store_result(stmt, result)

@@ -1,6 +1,6 @@
 """Names in the emitted kernel: NKI dtypes, NKI math operators, and Python identifiers.
 
-The math tables map the program's function names (``nkigym_graph.functions``) to
+The math tables map the program's function names (``nkigym_graph.ir.functions``) to
 ``nki.language`` operators: unary ones are ``nisa.activation`` functions, binary ones
 ``nisa.tensor_tensor`` / ``nisa.tensor_scalar`` operators, reductions
 ``nisa.tensor_reduce`` operators.

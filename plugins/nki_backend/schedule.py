@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nkigym_graph.program import Program
-from nkigym_graph.statement import Statement
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Statement
 
 
 def statement_order(

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from nkigym_graph.program import Program
-from nkigym_graph.statement import Operand, Statement
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Operand, Statement
 
 from .ir import Group, Tile
 from .memory import Interval, group_positions, live_intervals, peak

@@ -9,7 +9,7 @@ until the row's variable is written again, so a weight row loaded once is spread
 
 from __future__ import annotations
 
-from nkigym_graph.statement import Operand
+from nkigym_graph.ir.statement import Operand
 
 from .builder import KernelBuilder
 from .ir import Ref, Tile, const_slices, whole
@@ -37,7 +37,7 @@ def _spread(kb: KernelBuilder, operand: Operand, partitions: int, statement: str
     for c0 in range(0, f1 - f0, bank):
         c1 = min(f1 - f0, c0 + bank)
         psum = kb.new_tile(f"{operand.var}_spread_psum", (partitions, c1 - c0), "nl.float32", "psum")
-        moving = Ref(row.base, const_slices(((r0, r1), (f0 + c0, f0 + c1))))
+        moving = Ref(row.base, const_slices(((r0, r1), (f0 + c0, f0 + c1))), row.index)
         kb.call(
             "nisa.nc_matmul",
             ("dst", Ref(psum, whole(psum.shape))),

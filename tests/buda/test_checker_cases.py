@@ -7,7 +7,7 @@ import pytest
 from buda.builders import fused_netlist, sub
 
 from nkigym_graph.buda import RULES, NetlistError, check_netlist, rule_by_id, rules_table
-from nkigym_graph.targets import GRAYSKULL, TRN2
+from nkigym_graph.ir.targets import GRAYSKULL, TRN2
 
 
 def mm(name: str, a: str, b: str, out: str, **fields: str) -> str:

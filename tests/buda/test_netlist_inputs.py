@@ -11,7 +11,7 @@ from buda.builders import fused_netlist, sub
 import nkigym_graph as ng
 from nkigym_graph.buda import NetlistError, NetlistEvaluationError, NetlistLimits, load_netlist
 from nkigym_graph.cli import main
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
 from nkigym_graph.text import write_program
 
 VALID = fused_netlist([[sub("a", "datacopy", ["input0"], "output")]])

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import nkigym_graph as ng
-from nkigym_graph.targets import Target
+from nkigym_graph.ir.targets import Target
 
 EPS = 1e-5
 

@@ -10,7 +10,7 @@ from buda_backend.programs import CASES, MORE_CASES
 
 import nkigym_graph as ng
 from nkigym_graph.buda import Violation
-from nkigym_graph.targets import WORMHOLE_B0
+from nkigym_graph.ir.targets import WORMHOLE_B0
 from nkigym_graph_plugins.buda_backend import BudaEmitError, emit, run_netlist
 from nkigym_graph_plugins.buda_backend.placement import place, shrink
 

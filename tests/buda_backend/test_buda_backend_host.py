@@ -11,7 +11,7 @@ from buda_backend.programs import CASES, MORE_CASES
 
 import nkigym_graph as ng
 from nkigym_graph.buda.rules.queues import buffer_bytes
-from nkigym_graph.targets import WORMHOLE_B0
+from nkigym_graph.ir.targets import WORMHOLE_B0
 from nkigym_graph_plugins.buda_backend import BudaEmitError, netlist_inputs, program_outputs
 
 

@@ -9,7 +9,7 @@ import pytest
 from buda_backend.programs import CASES
 
 import nkigym_graph as ng
-from nkigym_graph.targets import TRN2, WORMHOLE_B0
+from nkigym_graph.ir.targets import TRN2, WORMHOLE_B0
 from nkigym_graph_plugins.buda_backend import BudaEmitError, lift
 from nkigym_graph_plugins.buda_backend.tensor_graph import TensorGraph
 

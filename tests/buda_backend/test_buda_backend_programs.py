@@ -8,7 +8,7 @@ import yaml
 from buda_backend.programs import CASES, MORE_CASES, Case
 
 import nkigym_graph as ng
-from nkigym_graph.targets import TRN2, WORMHOLE_B0, Target
+from nkigym_graph.ir.targets import TRN2, WORMHOLE_B0, Target
 from nkigym_graph_plugins.buda_backend import netlist_inputs, program_outputs
 
 ARCHS = ["wormhole_b0", "grayskull"]

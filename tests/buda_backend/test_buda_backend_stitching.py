@@ -17,8 +17,8 @@ import pytest
 
 import nkigym_graph as ng
 from nkigym_graph.buda import check_netlist
+from nkigym_graph.ir.targets import BLACKHOLE, GRAYSKULL, WORMHOLE_B0, Target
 from nkigym_graph.stitching import circular_buffers, stitch_inputs
-from nkigym_graph.targets import BLACKHOLE, GRAYSKULL, WORMHOLE_B0, Target
 from nkigym_graph_plugins.buda_backend import BudaEmitError, lift, run_netlist
 
 RNG_SEED = 3

@@ -232,7 +232,7 @@ def test_wrong_arguments_to_the_transform_functions(matmul_file: Path) -> None:
 def test_a_plugin_package_that_fails_to_import_is_named(monkeypatch) -> None:
     from importlib import metadata
 
-    from nkigym_graph import plugin_manager
+    from nkigym_graph.plugin import manager as plugin_manager
 
     broken = metadata.EntryPoint("broken_pkg", "no_such_module_for_nkigym_tests", "nkigym_graph")
     pm = plugin_manager.pluggy.PluginManager("nkigym_graph")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import nkigym_graph as ng
 from nkigym_graph.cli import main
+from nkigym_graph.ir.synthetic import tiled_matmul
 from nkigym_graph.search.progress import Progress
-from nkigym_graph.synthetic import tiled_matmul
 
 
 def test_python_dash_m_is_the_command_line() -> None:

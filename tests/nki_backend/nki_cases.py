@@ -9,8 +9,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import nkigym_graph as ng
-from nkigym_graph.backend import Artifact
 from nkigym_graph.nki_sim import SimulationReport, simulate
+from nkigym_graph.plugin.protocols import Artifact
 
 TRANSFORMS = ["data_reuse", "operand_merge", "free_dim_merge", "dead_code"]
 RTOL = 1e-4
@@ -120,8 +120,8 @@ def wide_matmul(m: int, k: int, n: int, n_tile: int = 512) -> ng.Program:
     """What saturation makes of a large matmul: one wide load per K chunk of each operand
     (``a[k0:k1, 0:m]``, ``b[k0:k1, 0:n]``) at the top, then per output tile (128 x
     ``n_tile``) its K accumulation and store."""
-    from nkigym_graph.ops import ALLOC, LOAD, NC_MATMUL, STORE
-    from nkigym_graph.statement import Operand, Statement, make_attrs
+    from nkigym_graph.ir.ops import ALLOC, LOAD, NC_MATMUL, STORE
+    from nkigym_graph.ir.statement import Operand, Statement, make_attrs
 
     chunks = [(k0, min(k0 + 128, k)) for k0 in range(0, k, 128)]
     stmts = [Statement(ALLOC, (Operand("output", ((0, m), (0, n))),), make_attrs(dtype="float32"))]

@@ -8,7 +8,7 @@ from nki_backend.nki_cases import CASES, tiled
 
 import nkigym_graph as ng
 from nkigym_graph import TRN2
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
 from nkigym_graph_plugins.nki_backend import LOWERINGS, NkiEmitError, emit_kernel
 
 CASE = {c.id: c for c in CASES}

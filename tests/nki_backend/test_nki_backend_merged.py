@@ -10,7 +10,7 @@ import pytest
 from nki_backend.nki_cases import TRANSFORMS, run
 
 import nkigym_graph as ng
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
 
 SIZE = 1024
 

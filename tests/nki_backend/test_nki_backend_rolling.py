@@ -8,7 +8,7 @@ import pytest
 from nki_backend.nki_cases import CASES, Case, inputs, run, tiled, wide_matmul
 
 import nkigym_graph as ng
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
 from nkigym_graph_plugins.nki_backend.boxes import find_boxes
 
 

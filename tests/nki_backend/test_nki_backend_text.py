@@ -8,9 +8,9 @@ import pytest
 from nki_backend.nki_cases import CASES, inputs, run, tiled
 
 import nkigym_graph as ng
-from nkigym_graph.ops import ALLOC, LOAD, STORE
-from nkigym_graph.statement import Operand, Statement, make_attrs
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.ops import ALLOC, LOAD, STORE
+from nkigym_graph.ir.statement import Operand, Statement, make_attrs
+from nkigym_graph.ir.synthetic import tiled_matmul
 
 CASE = {c.id: c for c in CASES}
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nkigym_graph.ir.targets import TRN2, Target
 from nkigym_graph.nki_sim import RULES, NKISimulationError, Simulator, simulate
-from nkigym_graph.targets import TRN2, Target
 
 HEADER = """import nki
 import nki.isa as nisa

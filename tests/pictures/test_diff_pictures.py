@@ -7,7 +7,7 @@ from support import seed_text
 
 from nkigym_graph import Program, parse_program, saturate, saturate_steps, to_dot_diff
 from nkigym_graph.dot.style import STATUS_STYLE
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
 
 FILL_TO_STATUS = {f'"{fill}"': status for status, (fill, _, _) in STATUS_STYLE.items()}
 

@@ -9,7 +9,7 @@ from pictures.dot_text import all_nodes, parse, unquote
 
 from nkigym_graph import saturate
 from nkigym_graph.cli import main
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
 from nkigym_graph.text import write_program
 
 

@@ -14,7 +14,7 @@ import pytest
 from pictures.dot_text import all_edges, all_nodes, parse, unquote
 
 from nkigym_graph import DOT_FOLDS, NkigymError, Program, saturate, to_dot, write_dot
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
 
 
 @pytest.fixture(scope="module")

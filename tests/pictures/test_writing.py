@@ -12,12 +12,12 @@ import pytest
 from support import seed_text
 
 from nkigym_graph import NkigymError, parse_program, saturate, to_dot_diff, write_dot
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
 
 PICTURES = """
 import sys
 import nkigym_graph as ng
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
 big = tiled_matmul(512, 768, 512)  # 16 tiles, 433 statements: folded by default
 after = ng.saturate(big, ["data_reuse"])
 sys.stdout.write(ng.to_dot(big).to_string() + ng.to_dot(big, "op").to_string())

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 import nkigym_graph as ng
-from nkigym_graph import hookspecs
-from nkigym_graph.transform import Edit, Match, Rename, Transform
+from nkigym_graph.plugin import hookspecs
+from nkigym_graph.plugin.manager import plugin_sources
+from nkigym_graph.rewriting.transform import Edit, Match, Rename, Transform
 
 BUILTIN_TRANSFORMS = {"data_reuse", "operand_merge", "free_dim_merge", "dead_code"}
 
@@ -34,7 +35,7 @@ def test_builtins_come_through_the_entry_point_group() -> None:
     for name in BUILTIN_TRANSFORMS:
         assert points[name].startswith("nkigym_graph_plugins.")
     assert set(ng.transforms()) >= BUILTIN_TRANSFORMS
-    sources = dict(ng.plugin_manager.plugin_sources())
+    sources = dict(plugin_sources())
     assert "nkigym-graph" in sources["data_reuse"]
 
 
@@ -140,7 +141,7 @@ def test_rewrite_hook_sees_every_rewrite() -> None:
 
 FAKE_PLUGIN = """
 import nkigym_graph
-from nkigym_graph.transform import Transform
+from nkigym_graph.rewriting.transform import Transform
 
 class Nothing(Transform):
     name = "fake_nothing"

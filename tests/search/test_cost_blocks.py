@@ -9,7 +9,7 @@ import pytest
 from nkigym_graph.cost import Interval, Task, itemsize, list_schedule, peak_usage, tile_dtypes
 from nkigym_graph.cost.liveness import peak_live, peak_live_by
 from nkigym_graph.cost.schedule import CHECKPOINT_EVERY, node_schedule, traced_schedule
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
 
 
 def test_independent_engines_overlap() -> None:

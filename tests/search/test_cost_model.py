@@ -8,13 +8,13 @@ import pytest
 
 import nkigym_graph as ng
 from nkigym_graph.cost import CostModelError, CostReport, cost_models, estimate
-from nkigym_graph.ops import ALLOC, LOAD, NC_MATMUL, STORE
-from nkigym_graph.program import Program
-from nkigym_graph.statement import Operand, Statement, make_attrs
-from nkigym_graph.synthetic import tiled_matmul
-from nkigym_graph.targets import TRN2
+from nkigym_graph.ir.ops import ALLOC, LOAD, NC_MATMUL, STORE
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Operand, Statement, make_attrs
+from nkigym_graph.ir.synthetic import tiled_matmul
+from nkigym_graph.ir.targets import TRN2
+from nkigym_graph.ir.variables import Param
 from nkigym_graph.tiling import nc_matmul, tile
-from nkigym_graph.variables import Param
 
 
 def _matmuls(widths: list[int], dtype: str = "bfloat16") -> Program:

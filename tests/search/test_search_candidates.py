@@ -4,10 +4,10 @@ batch that greedy and beam search try when a whole batch does not pay."""
 from __future__ import annotations
 
 import nkigym_graph as ng
-from nkigym_graph.rewrite import select_non_conflicting
+from nkigym_graph.ir.synthetic import tiled_matmul
+from nkigym_graph.rewriting.rewrite import select_non_conflicting
+from nkigym_graph.rewriting.transform import Match, Transform
 from nkigym_graph.search.derive import backoff, candidates_of, derive, span
-from nkigym_graph.synthetic import tiled_matmul
-from nkigym_graph.transform import Match, Transform
 
 ROOT = tiled_matmul(512, 256, 512)
 REUSE = ng.get_transform("data_reuse")

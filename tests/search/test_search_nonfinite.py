@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import nkigym_graph as nkigym
-from nkigym_graph.numeric import errors, relative_error
-from nkigym_graph.search.verify import _compare
+from nkigym_graph.numeric.compare import errors, relative_error
+from nkigym_graph.numeric.equivalence import _compare
 
 
 def exp_of_large(x):  # type: ignore[no-untyped-def]

@@ -6,11 +6,11 @@ import io
 
 import pytest
 
-from nkigym_graph.program import Program
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.synthetic import tiled_matmul
+from nkigym_graph.rewriting.transform import Edit, Match, Transform
 from nkigym_graph.search import SearchError, search
 from nkigym_graph.search.progress import Progress
-from nkigym_graph.synthetic import tiled_matmul
-from nkigym_graph.transform import Edit, Match, Transform
 
 ROOT = tiled_matmul(256, 256, 256)
 
@@ -60,7 +60,7 @@ def test_progress_shows_on_a_terminal_and_can_be_switched_off() -> None:
         ({"workers": True}, "workers must be an integer >= 1, got bool True"),
         ({"executor": "cluster"}, "executor must be None, 'process' or a concurrent.futures.Executor"),
         ({"transforms": ()}, "needs at least one transform"),
-        ({"transforms": None}, "transforms must be a list of transform names .* got NoneType None"),
+        ({"transforms": 5}, "transforms must be a list of transform names .* got int 5"),
         ({"transforms": "data_reuse"}, "transforms must be a list .* got str 'data_reuse'"),
         ({"transforms": [5]}, "transforms entries must be names or Transform instances, got int 5"),
         (

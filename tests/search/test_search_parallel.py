@@ -10,8 +10,8 @@ import pytest
 
 import nkigym_graph as ng
 from nkigym_graph.cost import estimate
+from nkigym_graph.ir.synthetic import tiled_matmul
 from nkigym_graph.search import SearchResult, search
-from nkigym_graph.synthetic import tiled_matmul
 
 ROOT = tiled_matmul(256, 256, 256)
 

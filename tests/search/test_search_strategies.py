@@ -12,10 +12,10 @@ import pytest
 
 import nkigym_graph as ng
 from nkigym_graph.cost import estimate
+from nkigym_graph.ir.synthetic import tiled_matmul
+from nkigym_graph.ir.targets import TRN2
 from nkigym_graph.search import STRATEGIES, SearchError, replay, search
 from nkigym_graph.search.replay import path_steps
-from nkigym_graph.synthetic import tiled_matmul
-from nkigym_graph.targets import TRN2
 
 TRANSFORMS = ("data_reuse", "operand_merge", "dead_code")
 ROOT = tiled_matmul(256, 256, 256)

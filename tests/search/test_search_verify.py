@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import nkigym_graph as ng
+from nkigym_graph.ir.synthetic import tiled_matmul
+from nkigym_graph.numeric.memo import ByteLRU
+from nkigym_graph.rewriting.transform import Edit, Match, Rename, Transform
 from nkigym_graph.search import SearchError, Verifier, VerifySettings, search
-from nkigym_graph.search.memo import ByteLRU
-from nkigym_graph.synthetic import tiled_matmul
 from nkigym_graph.tiling import (
     activation,
     nc_matmul,
@@ -21,7 +22,6 @@ from nkigym_graph.tiling import (
     tensor_tensor,
     tile,
 )
-from nkigym_graph.transform import Edit, Match, Rename, Transform
 
 
 def _tail(a, b, c):

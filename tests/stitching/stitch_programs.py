@@ -15,11 +15,11 @@ from typing import NamedTuple
 import numpy as np
 
 from nkigym_graph import Program
-from nkigym_graph.functions import UNARY
-from nkigym_graph.ops import ACTIVATION, ALLOC, LOAD, NC_MATMUL, STORE
-from nkigym_graph.statement import Operand, Statement, make_attrs
-from nkigym_graph.targets import WORMHOLE_B0, Target
-from nkigym_graph.variables import Param
+from nkigym_graph.ir.functions import UNARY
+from nkigym_graph.ir.ops import ACTIVATION, ALLOC, LOAD, NC_MATMUL, STORE
+from nkigym_graph.ir.statement import Operand, Statement, make_attrs
+from nkigym_graph.ir.targets import WORMHOLE_B0, Target
+from nkigym_graph.ir.variables import Param
 
 
 class W(NamedTuple):

@@ -7,8 +7,9 @@ import pytest
 from stitching.stitch_programs import W, random_inputs, weights_program
 
 import nkigym_graph as ng
-from nkigym_graph.ops import ACTIVATION, ALLOC, LOAD, STORE
-from nkigym_graph.statement import Operand, Statement, make_attrs
+from nkigym_graph.ir.ops import ACTIVATION, ALLOC, LOAD, STORE
+from nkigym_graph.ir.statement import Operand, Statement, make_attrs
+from nkigym_graph.ir.variables import Param
 from nkigym_graph.stitching import (
     CircularBufferError,
     check_circular_buffers,
@@ -17,7 +18,6 @@ from nkigym_graph.stitching import (
     stitch_inputs,
     stitch_program,
 )
-from nkigym_graph.variables import Param
 
 SIXTEEN = [W(f"w{i}", 32, 32) for i in range(16)]
 

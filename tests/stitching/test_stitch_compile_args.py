@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from nkigym_graph.ir.targets import BLACKHOLE, TRN2, WORMHOLE_B0
 from nkigym_graph.stitching import StitchError, compile_time_args, stitch_weights
-from nkigym_graph.targets import BLACKHOLE, TRN2, WORMHOLE_B0
 
 
 def _meta(names: list[str], widths: list[int]) -> Any:

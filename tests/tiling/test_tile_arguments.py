@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import nkigym_graph as nkigym
-from nkigym_graph.dtypes import DtypeError
 from nkigym_graph.errors import NkigymError, PluginError, TilingError
+from nkigym_graph.ir.dtypes import DtypeError
 from nkigym_graph.tiling.errors import StatementLimitError, TracingError
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import nkigym_graph as nkigym
-from nkigym_graph.ops import ACTIVATION_BIAS, TENSOR_COLUMN, TENSOR_ROW, TENSOR_TENSOR
+from nkigym_graph.ir.ops import ACTIVATION_BIAS, TENSOR_COLUMN, TENSOR_ROW, TENSOR_TENSOR
 from nkigym_graph.tiling import OpCallError
 
 TOL = 1e-10

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from nkigym_graph import GRAYSKULL, TRN2, TilingError
-from nkigym_graph.ops import NC_MATMUL, NC_TRANSPOSE, TENSOR_REDUCE, TENSOR_TENSOR
-from nkigym_graph.statement import make_attrs
+from nkigym_graph.ir.ops import NC_MATMUL, NC_TRANSPOSE, TENSOR_REDUCE, TENSOR_TENSOR
+from nkigym_graph.ir.statement import make_attrs
 from nkigym_graph.tiling import AxisUnion, Trace, analyze
-from nkigym_graph.tiling.analysis import PARALLEL, REDUCTION, split
+from nkigym_graph.tiling.dimensions import PARALLEL, REDUCTION, split
 
 
 def test_union_find_joins_and_keeps_size() -> None:

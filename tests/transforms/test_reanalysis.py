@@ -8,9 +8,10 @@ from hypothesis import strategies as st
 from transforms.test_transforms_properties import TRANSFORMS, tiled_cases
 
 import nkigym_graph as ng
-from nkigym_graph.analysis import analysis_of, matches_of
-from nkigym_graph.merge import MergeAnalysis
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
+from nkigym_graph.plugin.transforms import matches_of
+from nkigym_graph.rewriting.analysis_cache import analysis_of
+from nkigym_graph_plugins.merging.merge import MergeAnalysis
 
 INCREMENTAL = ["data_reuse", "operand_merge", "free_dim_merge", "dead_code"]
 

@@ -7,7 +7,7 @@ import pytest
 import nkigym_graph as nkigym
 from nkigym_graph import Edit, Match, Program, Transform
 from nkigym_graph.errors import TransformError
-from nkigym_graph.statement import make_attrs
+from nkigym_graph.ir.statement import make_attrs
 
 
 def scaled(x):  # type: ignore[no-untyped-def]
@@ -94,7 +94,7 @@ class ChangeOneTile(Transform):
 
 
 def test_check_compares_every_output_of_the_result() -> None:
-    from nkigym_graph.search.verify import Verifier, VerifySettings
+    from nkigym_graph.numeric.equivalence import Verifier, VerifySettings
 
     program = nkigym.tile(scaled, {"x": (128, 128 * 32)})
     sampled = {int(c) // 128 for c in Verifier(program, VerifySettings(seed=0)).points["output"][1]}

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import nkigym_graph as ng
-from nkigym_graph.synthetic import tiled_matmul
+from nkigym_graph.ir.synthetic import tiled_matmul
 
 
 def _matmul(a, b):

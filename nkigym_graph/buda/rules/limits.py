@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from nkigym_graph.buda.context import FP32_ACC_FORMATS, Finding, FusedContext, NetlistContext
 from nkigym_graph.buda.rules.registry import fused_rule, netlist_rule
-from nkigym_graph.targets import Target
+from nkigym_graph.ir.targets import Target
 
 
 @fused_rule("limits.intermediates", "at most 8 intermediates per fused op")

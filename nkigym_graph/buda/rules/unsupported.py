@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from nkigym_graph.buda.context import Finding, FusedContext, NetlistContext
-from nkigym_graph.buda.model import Op
+from nkigym_graph.buda.model import NetlistOp
 from nkigym_graph.buda.optypes import (
     BINARY,
     SFPU,
@@ -176,7 +176,7 @@ def one_ublock_order(ctx: NetlistContext) -> Iterator[Finding]:
 
 
 def _reduce_order_findings(ctx: FusedContext, dim: str, order: str, label: str) -> Iterator[Finding]:
-    op: Op | None = ctx.op
+    op: NetlistOp | None = ctx.op
     if op is None or op.ublock_order == order:
         return
     for read in ctx.reads:

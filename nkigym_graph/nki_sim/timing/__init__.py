@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from nkigym_graph.ir.targets import Target
 from nkigym_graph.nki_sim.limits import DEFAULT_MAX_INSTRUCTIONS, DEFAULT_TIMEOUT
 from nkigym_graph.nki_sim.timing.constants import TRN2_TIMING, TimingConstants, timing_constants
 from nkigym_graph.nki_sim.timing.result import Profile, Stall
-from nkigym_graph.targets import Target
 
 __all__ = ["TRN2_TIMING", "Profile", "Stall", "TimingConstants", "profile", "timing_constants"]
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from nkigym_graph.arguments import require_int, require_type
+from nkigym_graph.ir.arguments import require_int, require_type
 from nkigym_graph.search.errors import SearchError
-from nkigym_graph.search.strategies import beam, exhaustive, greedy, random_walk
+from nkigym_graph.search.strategies import beam, exhaustive, greedy, random_walk, schedule
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,8 @@ class Strategy:
     budget: int
     """Default budget: distinct states (for ``random``: states collected)."""
     summary: str
+    transforms: tuple[str, ...] = ("data_reuse", "operand_merge", "reduction_merge", "dead_code")
+    """The transforms it searches with when ``search`` is given none."""
 
     @property
     def options(self) -> Mapping[str, Any]:
@@ -66,6 +68,23 @@ STRATEGIES: Mapping[str, Strategy] = MappingProxyType(
             Strategy("random", random_walk.run, 100, "seeded depth-uniform random expansion"),
             Strategy("greedy", greedy.run, 10_000, "best successor while it improves"),
             Strategy("beam", beam.run, 10_000, "keep the best `width` states each round"),
+            Strategy(
+                "schedule",
+                schedule.run,
+                2_000,
+                "saturate the structure, then the kernel schedule choice by choice",
+                (
+                    "data_reuse",
+                    "operand_merge",
+                    "reduction_merge",
+                    "dead_code",
+                    "loop_order",
+                    "block_size",
+                    "buffer_count",
+                    "inner_order",
+                    "rfactor",
+                ),
+            ),
         )
     }
 )

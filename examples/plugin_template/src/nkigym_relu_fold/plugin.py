@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import nkigym_graph
 from nkigym_graph import Edit, Match, Program, Transform
-from nkigym_graph.transform import Rename
+from nkigym_graph.rewriting.transform import Rename
 
 
 class ReluFold(Transform):

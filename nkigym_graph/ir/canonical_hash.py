@@ -1,0 +1,142 @@
+"""Canonical, Merkle-style hashing of a program's DAG.
+
+A node's key hashes its op, attributes, accumulation flag, each operand's slices and
+the identity of each operand's tensor: the name of a parameter or output, or, for an
+on-chip intermediate, the keys of the statements that produced the region read. The
+keys of ordering predecessors are folded in too. Intermediate names never enter a key,
+and the program key hashes the *sorted* multiset of node keys, so renaming
+intermediates or reordering independent statements leaves it unchanged, while any
+change of op, slice, parameter, output or dependency changes it. One pass, linear.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from hashlib import blake2b
+
+from nkigym_graph.ir.dependencies import Use
+from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.ir.variables import INTERMEDIATE, Param, Variable
+
+DataIn = Sequence[Sequence[tuple[int, Use]]]
+"""Per node, its data edges as ``(source node, use)``."""
+OrderIn = Sequence[Sequence[tuple[int, str]]]
+"""Per node, its ordering edges as ``(earlier node, variable)``."""
+
+
+class _KeyMaker:
+    """Computes node keys one at a time (shared by the full and incremental passes)."""
+
+    def __init__(self, statements: Sequence[Statement], variables: Mapping[str, Variable]) -> None:
+        self.statements = statements
+        self.variables = variables
+        self.internal: dict[str, bool] = {}  # variable -> is an on-chip intermediate
+        self.text: dict[object, str] = {}  # repr cache: slices and attrs repeat across statements
+
+    def key(
+        self,
+        node: int,
+        data_in: Sequence[tuple[int, Use]],
+        order_in: Sequence[tuple[int, str]],
+        keys: Sequence[str],
+    ) -> str:
+        stmt = self.statements[node]
+        text, internal = self.text, self.internal
+        head = (stmt.op.name, stmt.attrs, stmt.accumulate)
+        parts = [text.get(head) or text.setdefault(head, repr(head))]
+        for position, (var, slices) in enumerate(stmt.operands):
+            inside = internal.get(var)
+            if inside is None:
+                info = self.variables.get(var)
+                inside = internal[var] = info is not None and info.kind == INTERMEDIATE
+            if inside:
+                found = [keys[src] for src, use in data_in if use.position == position]
+                ident = "~" + ",".join(sorted(found)) if len(found) > 1 else "~" + "".join(found)
+            else:
+                ident = var
+            parts.append(ident)
+            parts.append(text.get(slices) or text.setdefault(slices, repr(slices)))
+        if order_in:
+            sources = {src for src, _ in data_in}
+            after = dict.fromkeys(src for src, _ in order_in if src not in sources)
+            if after:
+                parts.append("after:" + ",".join(sorted(keys[src] for src in after)))
+        return blake2b("|".join(parts).encode(), digest_size=16).hexdigest()
+
+
+def node_keys(
+    statements: Sequence[Statement],
+    variables: Mapping[str, Variable],
+    data_in: DataIn,
+    order_in: OrderIn,
+) -> list[str]:
+    """The Merkle key of every node, in statement order (a topological order)."""
+    maker = _KeyMaker(statements, variables)
+    keys: list[str] = []
+    for node in range(len(statements)):
+        keys.append(maker.key(node, data_in[node], order_in[node], keys))
+    return keys
+
+
+def derived_node_keys(
+    statements: Sequence[Statement],
+    variables: Mapping[str, Variable],
+    data_in: DataIn,
+    order_in: OrderIn,
+    parent_keys: Sequence[str],
+    old_of: Sequence[int],
+    dirty: Iterable[int],
+    candidates: Callable[[int], Iterable[int]],
+) -> list[str]:
+    """``node_keys`` of a program derived from a parent whose keys are known: a node
+    keeps its parent's key (``parent_keys[old_of[node]]``) unless it is ``dirty`` or
+    reads from or is ordered after a node whose key changed.
+
+    Work proceeds from the dirty nodes in program order; when a key changes, the
+    nodes that may depend on it (``candidates(node)``: a superset of its successors,
+    e.g. every later statement mentioning one of its variables) are revisited if they
+    have an edge from it. Untouched nodes are never visited."""
+    maker = _KeyMaker(statements, variables)
+    keys = [parent_keys[old] for old in old_of]
+    queue = sorted(set(dirty))  # ascending: already a heap
+    queued = set(queue)
+    while queue:
+        node = heapq.heappop(queue)
+        key = maker.key(node, data_in[node], order_in[node], keys)
+        if key == keys[node]:
+            continue
+        keys[node] = key
+        for later in candidates(node):
+            if later > node and later not in queued and _has_edge_from(node, data_in[later], order_in[later]):
+                queued.add(later)
+                heapq.heappush(queue, later)
+    return keys
+
+
+def _has_edge_from(
+    node: int, data_in: Sequence[tuple[int, Use]], order_in: Sequence[tuple[int, str]]
+) -> bool:
+    return any(src == node for src, _ in data_in) or any(src == node for src, _ in order_in)
+
+
+def program_key(
+    target: Target,
+    params: Sequence[Param],
+    outputs: Sequence[Param],
+    returns: Sequence[str],
+    variables: Mapping[str, Variable],
+    keys: Sequence[str],
+    writers_of: Callable[[str], Sequence[int]],
+) -> str:
+    """The program's canonical hash from its node keys."""
+    h = blake2b(digest_size=20)
+    h.update(f"{target.name}|{tuple(params)!r}|{tuple(outputs)!r}|".encode())
+    for var in returns:
+        if variables[var].kind == INTERMEDIATE:
+            h.update(("~" + ",".join(sorted(keys[n] for n in writers_of(var)))).encode())
+        else:
+            h.update(f"return {var}".encode())
+    h.update("\n".join(sorted(keys)).encode())
+    return h.hexdigest()

@@ -1,0 +1,221 @@
+"""Numeric verification of search states against the root program.
+
+Inputs are float64 standard-normal arrays drawn once per search from its seed. A
+*sampled* check compares a fixed set of random output elements (drawn from the same
+seed), evaluating only the statements those elements depend on; a *full* check
+compares every output element. Both run through one memoized ``Evaluator``, so a
+state recomputes only the statements whose canonical node key is new; a sampled check
+also finds the statements writing sample points by node key (``Verifier._jobs_by_key``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import compress, repeat
+from typing import NamedTuple
+
+import numpy as np
+
+from nkigym_graph.errors import ResourceLimitError
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.variables import INTERMEDIATE
+from nkigym_graph.numeric.compare import errors, magnitude
+from nkigym_graph.numeric.evaluate import Evaluator
+from nkigym_graph.numeric.memo import ByteLRU
+from nkigym_graph.numeric.memory_limit import DEFAULT_MAX_BYTES
+
+JOB_CACHE_LIMIT = 500_000
+"""Node keys whose sample jobs a verifier keeps (cleared past this)."""
+DEFAULT_SAMPLES = 16
+"""Output elements per returned tensor in a sampled check."""
+DEFAULT_MEMO_BYTES = 256 * 2**20
+RTOL = 1e-9
+"""Relative tolerance: rewrites may regroup float64 sums, never change them."""
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    """How states are checked: the seed of inputs and sample points, and the memo size."""
+
+    seed: int = 0
+    samples: int = DEFAULT_SAMPLES
+    memo_bytes: int = DEFAULT_MEMO_BYTES
+
+
+def compared_outputs(program: Program) -> tuple[str, ...]:
+    """The tensors a program computes: what it returns, or every output of a fragment."""
+    if program.returns:
+        return program.returns
+    return tuple(sorted(o.name for o in program.outputs))
+
+
+class Job(NamedTuple):
+    """A statement writing sample points: the output, which samples, where in its region."""
+
+    var: str
+    inside: np.ndarray
+    """Which of the output's samples the statement writes."""
+    local: tuple[np.ndarray, ...]
+    """Their coordinates within the region it writes."""
+
+
+_UNSEEN = Job("", np.zeros(0, dtype=bool), ())
+"""Marks a node key not seen yet."""
+
+
+def _check_size(root: Program) -> None:
+    """Refuse a root whose float64 inputs and outputs exceed ``DEFAULT_MAX_BYTES``."""
+    tensors = [*(p.shape for p in root.params), *(root.variables[v].shape for v in compared_outputs(root))]
+    need = 8 * sum(math.prod(shape) for shape in tensors)
+    if need > DEFAULT_MAX_BYTES:
+        raise ResourceLimitError(
+            f"verification needs {need} bytes of float64 inputs and outputs for {root.name!r} "
+            f"> the limit of {DEFAULT_MAX_BYTES} bytes (nkigym_graph.numeric.memory_limit.DEFAULT_MAX_BYTES)"
+        )
+
+
+class Verifier:
+    """Checks programs against ``root`` (see the module docstring)."""
+
+    def __init__(self, root: Program, settings: VerifySettings = VerifySettings()) -> None:
+        _check_size(root)
+        rng = np.random.default_rng(settings.seed)
+        inputs = {}
+        for param in root.params:
+            data = rng.standard_normal(tuple(param.shape))
+            data.flags.writeable = False
+            inputs[param.name] = data
+        self.root = root
+        self.outputs = compared_outputs(root)
+        self.shapes = {var: root.variables[var].shape for var in self.outputs}
+        self.points = {
+            var: tuple(rng.integers(0, n, size=settings.samples) for n in shape)
+            for var, shape in self.shapes.items()
+        }
+        self.evaluator = Evaluator(inputs, ByteLRU(settings.memo_bytes))
+        self._job_of: dict[str, Job | None] = {}
+        self._sampled = self.sampled(root)
+        self._full: dict[str, np.ndarray] | None = None
+        self._agreed: dict[str, bool] = {}
+        """Structure hashes found to agree (value: checked on every element): programs
+        with the same statements compute the same, whatever their schedule."""
+
+    # -- evaluation -------------------------------------------------------------------
+    def _writers(self, program: Program) -> dict[int, str]:
+        """The statements writing the compared outputs (a scan: cheaper than the index)."""
+        wanted = set(self.outputs)
+        return {node: stmt.dst.var for node, stmt in enumerate(program.statements) if stmt.dst.var in wanted}
+
+    def _job(self, stmt: Statement) -> Job | None:
+        """Where ``stmt`` writes sample points of a compared output, if it does."""
+        var = stmt.dst.var
+        points = self.points.get(var)
+        if points is None:
+            return None
+        region = stmt.dst.slices
+        inside = np.ones(len(points[0]), dtype=bool)
+        for (start, stop), coords in zip(region, points, strict=True):
+            inside &= (coords >= start) & (coords < stop)
+        if not inside.any():
+            return None
+        local = tuple(coords[inside] - start for coords, (start, _) in zip(points, region, strict=True))
+        return Job(var, inside, local)
+
+    def _jobs(self, program: Program) -> dict[int, Job]:
+        """The statements writing sample points, by node."""
+        variables = program.variables
+        if any(var in variables and variables[var].kind == INTERMEDIATE for var in self.outputs):
+            found = [self._job(stmt) for stmt in program.statements]  # returns an on-chip tile
+        else:
+            found = self._jobs_by_key(program)
+        return dict(zip(compress(range(len(found)), found), filter(None, found), strict=True))
+
+    def _jobs_by_key(self, program: Program) -> list[Job | None]:
+        """Per statement, its job, kept by node key: a statement writing an HBM tensor
+        names it in its key, and its key fixes the region it writes."""
+        job_of = self._job_of
+        keys = program.node_keys
+        found = list(map(job_of.get, keys, repeat(_UNSEEN)))
+        if _UNSEEN in found:
+            if len(job_of) > JOB_CACHE_LIMIT:
+                job_of.clear()
+            for node in [n for n, job in enumerate(found) if job is _UNSEEN]:
+                found[node] = job_of[keys[node]] = self._job(program.statements[node])
+        return found
+
+    def sampled(self, program: Program) -> dict[str, np.ndarray]:
+        """The values of ``program``'s outputs at the sample points."""
+        out = {var: np.zeros(len(self.points[var][0])) for var in self.outputs}
+        jobs = self._jobs(program)
+
+        def sink(node: int, value: np.ndarray) -> None:
+            var, inside, local = jobs[node]
+            out[var][inside] = value[local]
+
+        self.evaluator.run(program, sorted(jobs), sink)
+        return out
+
+    def full(self, program: Program) -> dict[str, np.ndarray]:
+        """Every output of ``program``, whole."""
+        out = {var: np.zeros(self.shapes[var]) for var in self.outputs}
+        owner = self._writers(program)
+
+        def sink(node: int, value: np.ndarray) -> None:
+            region = program.statements[node].dst.slices
+            out[owner[node]][tuple(slice(s, e) for s, e in region)] = value
+
+        self.evaluator.run(program, sorted(owner), sink)
+        return out
+
+    # -- checking ---------------------------------------------------------------------
+    def check(self, program: Program, full: bool = False) -> str | None:
+        """None if ``program`` agrees with the root, else what differs (a program with the
+        statements of one that agreed agrees: only its schedule differs)."""
+        structure = program.structure_hash
+        agreed = self._agreed.get(structure)
+        if agreed is not None and (agreed or not full):
+            return None
+        problem = self._check(program, full)
+        if problem is None:
+            self._agreed[structure] = full or bool(agreed)
+        return problem
+
+    def _check(self, program: Program, full: bool) -> str | None:
+        missing = [v for v in self.outputs if v not in program.variables]
+        if missing:
+            return f"it does not compute {missing}"
+        wrong_shape = [v for v in self.outputs if program.variables[v].shape != self.shapes[v]]
+        if wrong_shape:
+            return f"output {wrong_shape[0]!r} has shape {program.variables[wrong_shape[0]].shape}"
+        if full:
+            if self._full is None:
+                self._full = self.full(self.root)
+            return _compare(self.full(program), self._full, None)
+        return _compare(self.sampled(program), self._sampled, self.points)
+
+
+def _compare(
+    actual: Mapping[str, np.ndarray],
+    expected: Mapping[str, np.ndarray],
+    points: Mapping[str, tuple[np.ndarray, ...]] | None,
+) -> str | None:
+    """None if every output agrees within ``RTOL`` of its finite magnitude; infinities
+    and nans agree when they match by position and sign (``nkigym_graph.numeric.compare``)."""
+    for var, want in expected.items():
+        got = actual[var]
+        error = errors(got, want)
+        if np.all(error <= RTOL * max(1.0, magnitude(want))):
+            continue
+        flat = int(np.argmax(error))
+        if points is None:
+            where = tuple(int(i) for i in np.unravel_index(flat, want.shape))
+        else:
+            where = tuple(int(coords[flat]) for coords in points[var])
+        return (
+            f"{var}{list(where)} is {got.flat[flat]:.6g}, the root gives {want.flat[flat]:.6g} "
+            f"(max abs error {float(error.flat[flat]):.3g})"
+        )
+    return None

@@ -1,0 +1,126 @@
+"""Running a program in numpy: the numeric ground truth every transform is checked against.
+
+Intermediates are computed in float64 (or ``dtype=``); outputs take the dtype their
+``nkigym.ndarray`` declares unless ``dtype=`` overrides it. Outputs start as zeros.
+
+>>> import numpy as np
+>>> from nkigym_graph import parse_program
+>>> p = parse_program('''
+... def f(a, b):
+...     output = nkigym.ndarray((128, 128), dtype=np.float64)
+...     tensor_0 = a[0:128, 0:128]
+...     tensor_1 = b[0:128, 0:128]
+...     tensor_2 = nkigym.nc_matmul(tensor_0, tensor_1)
+...     output[0:128, 0:128] = tensor_2
+...     return output
+... ''')
+>>> a, b = np.eye(128), np.full((128, 128), 2.0)
+>>> float(interpret(p, a=a, b=b).sum())
+32768.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from nkigym_graph.errors import NkigymError, ResourceLimitError
+from nkigym_graph.ir.arguments import describe, require_program
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.slices import Slices
+from nkigym_graph.ir.variables import INTERMEDIATE
+from nkigym_graph.numeric.memory_limit import DEFAULT_MAX_BYTES, check_memory
+
+
+def _index(slices: Slices, cache: dict[Slices, tuple[slice, ...]]) -> tuple[slice, ...]:
+    idx = cache.get(slices)
+    if idx is None:
+        idx = cache[slices] = tuple(slice(start, stop) for start, stop in slices)
+    return idx
+
+
+def run(
+    program: Program,
+    arrays: Mapping[str, Any],
+    dtype: npt.DTypeLike | None = None,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
+) -> dict[str, np.ndarray]:
+    """Execute ``program`` and return every variable's final value."""
+    compute = np.dtype(dtype) if dtype is not None else np.dtype(np.float64)
+    check_memory(program, compute, dtype is not None, max_bytes, "interpret")
+    env: dict[str, np.ndarray] = {}
+    for param in program.params:
+        if param.name not in arrays:
+            raise NkigymError(f"interpret: missing input {param.name!r} (shape {param.shape})")
+        value = np.asarray(arrays[param.name])
+        if value.shape != tuple(param.shape):
+            raise NkigymError(
+                f"interpret: input {param.name!r} has shape {value.shape}, expected {param.shape}"
+            )
+        env[param.name] = value.astype(compute, copy=False)
+    unexpected = set(arrays) - {p.name for p in program.params}
+    if unexpected:
+        raise NkigymError(f"interpret: unexpected input(s) {sorted(unexpected)}")
+    for out in program.outputs:
+        env[out.name] = np.zeros(out.shape, dtype=compute if dtype is not None else out.dtype)
+    variables = program.variables
+    cache: dict[Slices, tuple[slice, ...]] = {}
+    for stmt in program.statements:
+        op = stmt.op
+        attrs = stmt.attr_map
+        var, slices = stmt.dst
+        if op.name == "alloc":
+            env[var] = np.zeros(variables[var].shape, dtype=compute if dtype is not None else attrs["dtype"])
+            continue
+        inputs = [env[v][_index(s, cache)] for v, s in (stmt.operands[p] for p in op.read_positions)]
+        result = op.compute(inputs, attrs)
+        target = env.get(var)
+        if target is None:
+            info = variables[var]
+            target = env[var] = np.zeros(
+                info.shape, dtype=compute if info.kind == INTERMEDIATE else info.dtype
+            )
+        region = target[_index(slices, cache)]
+        if stmt.accumulate:
+            region += result
+        else:
+            region[...] = result
+    return env
+
+
+def interpret(
+    program: Program,
+    dtype: npt.DTypeLike | None = None,
+    *,
+    max_bytes: Any = DEFAULT_MAX_BYTES,
+    **arrays: Any,
+) -> Any:
+    """Run ``program`` on ``arrays`` (by parameter name) and return what it returns
+    (one array, or a tuple). A fragment returns a dict of the tensors it writes.
+
+    The interpreter holds every variable at once; a program needing more than
+    ``max_bytes`` (default 4 GiB, ``None``: no limit) is refused with
+    ``ResourceLimitError`` before anything is allocated, as is one numpy cannot allocate.
+    (``max_bytes`` is typed ``Any`` only so that ``**arrays`` of numpy arrays type-checks.)
+    """
+    require_program(program, "program", NkigymError)
+    if dtype is not None:
+        try:
+            np.dtype(dtype)
+        except TypeError:
+            raise NkigymError(
+                f"interpret: dtype must be a numpy dtype or None, got {describe(dtype)}"
+            ) from None
+    if max_bytes is not None and (type(max_bytes) is not int or max_bytes < 0):
+        raise NkigymError(f"interpret: max_bytes must be a non-negative int or None, got {max_bytes!r}")
+    try:
+        env = run(program, arrays, dtype, max_bytes)
+    except MemoryError as err:
+        raise ResourceLimitError(f"interpret: out of memory running {program.name!r}: {err}") from None
+    if program.fragment:
+        return {k: v for k, v in env.items() if k not in {p.name for p in program.params}}
+    values = tuple(env[name] for name in program.returns)
+    return values[0] if len(values) == 1 else values

@@ -1,0 +1,142 @@
+"""Analyses cached per snapshot and carried along derivations.
+
+``analysis_of(program, transform)`` is ``transform.analysis(program)`` (its matches,
+``transform.analyze(program)``, and any state), computed once per snapshot. When the
+snapshot was derived from a parent (``Program.derivation``) whose analysis by the same
+transform is known, the transform may update that analysis instead of redoing it
+(``Transform.reanalysis``): a search that rewrites a few statements of a large program
+then pays for those statements, not for the program.
+
+The cache is this layer's: it keeps analyses in ``Program.memo``, a per-snapshot
+dictionary the IR offers to higher layers and never reads itself (a program's
+analyses live and die with it). Match lists may be lazy (``LazyMatches``): a search that picks one match of
+hundreds only builds that one.
+
+>>> from nkigym_graph import get_transform
+>>> from nkigym_graph.ir.synthetic import tiled_matmul
+>>> program = tiled_matmul(256, 128, 256)
+>>> reuse = get_transform("data_reuse")
+>>> list(analysis_of(program, reuse).matches) == reuse.analyze(program)
+True
+>>> analysis_of(program, reuse) is analysis_of(program, reuse)
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, overload
+
+from nkigym_graph.rewriting.transform import Transform
+
+if TYPE_CHECKING:
+    from nkigym_graph.ir.derivation import Derivation
+    from nkigym_graph.ir.program import Program
+    from nkigym_graph.rewriting.transform import Match
+
+Spec = TypeVar("Spec")
+
+
+class Analysis(NamedTuple):
+    """A transform's matches in one snapshot and whatever it keeps to update them."""
+
+    matches: Sequence[Match]
+    state: Any = None
+
+
+class StableIds(NamedTuple):
+    """Positions of one ancestor (the *base*) naming statements across derivations.
+
+    Edits never create statements, so every statement of a derived snapshot descends
+    from one of its base ancestor's; analyses keep their records in base positions and
+    translate with two lists composed along each derivation (one pass each, no
+    per-record work).
+    """
+
+    base_of: list[int]
+    """Per position here, the base position."""
+    here_of: list[int]
+    """Per base position, the position here (-1: gone)."""
+
+    @classmethod
+    def of(cls, program: Program) -> StableIds:
+        """The identity: ``program`` is the base."""
+        positions = list(range(len(program)))
+        return cls(positions, positions)
+
+    def derived(self, derivation: Derivation) -> StableIds:
+        """The ids of the snapshot ``derivation`` leads to."""
+        new_of = derivation.new_of
+        base_of = self.base_of
+        return StableIds(
+            [base_of[old] for old in derivation.old_of],
+            [new_of[here] if here >= 0 else -1 for here in self.here_of],
+        )
+
+
+class LazyMatches(Sequence["Match"], Generic[Spec]):
+    """Matches built from small ``specs`` on first access (``make(spec)``)."""
+
+    __slots__ = ("_built", "_make", "specs")
+
+    def __init__(self, specs: Sequence[Spec], make: Callable[[Spec], Match]) -> None:
+        self.specs = specs
+        self._make = make
+        self._built: dict[int, Match] = {}
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+    @overload
+    def __getitem__(self, index: int) -> Match: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Match]: ...
+
+    def __getitem__(self, index: int | slice) -> Match | list[Match]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self.specs)
+        found = self._built.get(index)
+        if found is None:
+            found = self._built[index] = self._make(self.specs[index])
+        return found
+
+    def __iter__(self) -> Iterator[Match]:
+        return (self[i] for i in range(len(self.specs)))
+
+
+MAX_CHAIN = 64
+"""Ancestors an analysis is carried through before analysing in full instead."""
+
+_ANALYSIS = "analysis"
+"""The first part of the keys analyses are kept under in ``Program.memo``."""
+
+
+def analysis_of(program: Program, transform: Transform) -> Analysis:
+    """``transform``'s analysis of ``program``, cached: updated from the nearest
+    ancestor (along ``Program.derivation``) whose analysis is known, when the transform
+    can update, else done in full."""
+    key = (_ANALYSIS, transform.name, type(transform))
+    found: Analysis | None = program.memo.get(key)
+    if found is not None:
+        return found
+    chain = [program]  # the programs to analyse, nearest the known ancestor last
+    updates = type(transform).reanalysis is not Transform.reanalysis
+    while updates and len(chain) <= MAX_CHAIN:
+        derivation = chain[-1].derivation
+        parent = derivation.parent() if derivation is not None else None
+        if parent is None:
+            break
+        known = parent.memo.get(key)
+        if known is not None:
+            found = known
+            break
+        chain.append(parent)
+    if found is None:
+        top = chain.pop()
+        found = top.memo[key] = transform.analysis(top)
+    for child in reversed(chain):
+        found = child.memo[key] = transform.reanalysis(child, found) or transform.analysis(child)
+    return found

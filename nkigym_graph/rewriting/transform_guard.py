@@ -1,0 +1,61 @@
+"""Transforms' own failures, named: the one place every analysis and rewrite goes through.
+
+``Transform.__init_subclass__`` wraps the methods a transform defines (``analyze``,
+``analysis``, ``reanalysis``, ``analyze_batch``, ``rewrite``, ``explain``), so whatever
+calls them (``apply``, ``saturate``, ``search``, ``matches_of``) gets a ``TransformError``
+naming the transform, the plugin that registered it and the failing line instead of a
+raw ``ZeroDivisionError`` from inside a plugin. nkigym's own errors pass unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from nkigym_graph.errors import NkigymError, TransformError
+from nkigym_graph.foreign_errors import describe, where
+
+GUARDED = ("analyze", "analysis", "reanalysis", "analyze_batch", "rewrite", "explain")
+
+_plugins: dict[str, str] = {}
+"""Transform name -> the plugin that registered it (``record_plugin``)."""
+
+
+def record_plugin(transform_name: str, plugin: str) -> None:
+    """Remember that ``plugin`` registered the transform ``transform_name`` (the plugin
+    registry tells this layer when it collects the transforms)."""
+    _plugins[transform_name] = plugin
+
+
+def guard_methods(cls: type) -> None:
+    """Wrap the ``GUARDED`` methods ``cls`` itself defines."""
+    for name in GUARDED:
+        method = cls.__dict__.get(name)
+        if inspect.isfunction(method) and not getattr(method, "_guarded", False):
+            setattr(cls, name, _guarded(method, name))
+
+
+def _guarded(method: Callable[..., Any], name: str) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except NkigymError:
+            raise
+        except Exception as err:  # a plugin's bug: name it
+            raise TransformError(
+                f"transform {getattr(self, 'name', '?')!r} ({origin(self)}) failed in {name}: "
+                f"{describe(err)}{where(err)}"
+            ) from err
+
+    call._guarded = True  # type: ignore[attr-defined]
+    return call
+
+
+def origin(transform: object) -> str:
+    """``plugin 'x', module m``: where ``transform`` comes from."""
+    module = type(transform).__module__
+    plugin = _plugins.get(getattr(transform, "name", ""))
+    return f"plugin {plugin!r}, {module}" if plugin else module

@@ -1,0 +1,225 @@
+"""The kernel plan of a scheduled program: its kernel program, the order the kernel runs
+it in, and the rotating buffer of every tile.
+
+``kernel_plan(program)`` is what backends emit and cost models price for a program with
+a schedule: ``prepare`` (loads cut at block boundaries, PSUM evictions made explicit),
+``statement_keys`` and ``keyed_topological_order`` (the block loops), ``allocate``
+(streams, slots, reloads; counts from ``buffer_counts``). A schedule
+that cannot run -- too few buffers for what must stay live, on-chip memory overflowing
+-- raises ``ScheduleError`` naming the stream and the limit.
+
+>>> from nkigym_graph import saturate, tile, nc_matmul
+>>> program = saturate(tile(nc_matmul, {"lhs": (256, 256), "rhs": (256, 1024)}))
+>>> plan = kernel_plan(program.with_schedule("order=N,K,M blocks=N:512 buffers=psum:2"))
+>>> plan.streams["psum"].buffers, len(plan.steps) == len(plan.program) + plan.reloads
+(2, True)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from nkigym_graph.ir.arguments import require_program, require_type
+from nkigym_graph.ir.memo import memo
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.schedule import Schedule, ScheduleError
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.scheduling.allocate import Step, Stream, allocate, psum_scratch_bytes, unlimited_walk
+from nkigym_graph.scheduling.loops import loop_axes
+from nkigym_graph.scheduling.order import keyed_topological_order, statement_keys
+from nkigym_graph.scheduling.prepare import KernelProgram, prepare
+
+_PREPARED: OrderedDict[tuple[str, tuple[tuple[str, int], ...]], KernelProgram] = OrderedDict()
+_PREPARED_LIMIT = 16
+_LOCK = threading.Lock()
+
+
+class KernelPlan(NamedTuple):
+    """How a kernel runs a scheduled program (see the module docstring)."""
+
+    source: Program
+    """The scheduled program."""
+    program: Program
+    """The kernel program: the statements the kernel runs."""
+    schedule: Schedule
+    steps: tuple[Step, ...]
+    """Statements of ``program`` in kernel order, with reloads, each with its slots."""
+    streams: Mapping[str, Stream]
+    psum: frozenset[str]
+    """Variables of ``program`` living in PSUM."""
+    reloads: int
+    """Loads run again because their tile was dropped from a full stream."""
+    overflow: str | None
+    """Why its buffers do not fit on chip (None: they fit; ``kernel_plan`` refuses others)."""
+
+
+def kernel_plan(program: Program, *, overflowing: bool = False) -> KernelPlan:
+    """The plan of ``program`` (its schedule, or the default one), once per snapshot.
+    A plan whose buffers do not fit on chip is a ``ScheduleError`` unless ``overflowing``
+    (a cost model still times it, to rank such schedules among themselves)."""
+    require_program(program, "kernel_plan: program", ScheduleError)
+    require_type(overflowing, bool, "kernel_plan: overflowing", ScheduleError, "True or False")
+    plan = memo(program, "kernel_plan", _plan)
+    if plan.overflow is not None and not overflowing:
+        raise ScheduleError(plan.overflow)
+    return plan
+
+
+def _plan(program: Program) -> KernelPlan:
+    schedule = program.schedule or Schedule()
+    ordered = _ordered(program, schedule)
+    counts = buffer_counts(schedule, ordered.usage, program.target, psum_scratch_bytes(ordered.kernel))
+    allocation = allocate(ordered.kernel, ordered.order, counts, program.target)
+    kernel = ordered.kernel
+    return KernelPlan(
+        program,
+        kernel.program,
+        schedule,
+        allocation.steps,
+        allocation.streams,
+        kernel.psum,
+        allocation.reloads,
+        allocation.overflow,
+    )
+
+
+class StreamUsage(NamedTuple):
+    """How one stream's tiles are used in a program's kernel order."""
+
+    peak: int
+    """Tiles live at once when every tile stays until its last use (no reloads)."""
+    per_block: int
+    """The most distinct tiles used within one block of the outer loops."""
+    slot_bytes: int
+    """Bytes per partition of one slot."""
+    buffer: str
+
+
+def stream_usage(program: Program) -> Mapping[str, StreamUsage]:
+    """The streams of ``program``'s kernel under its schedule's order and blocks (its
+    buffer counts aside), for choosing buffer counts."""
+    return _ordered(program, program.schedule or Schedule()).usage
+
+
+def buffer_counts(
+    schedule: Schedule, usage: Mapping[str, StreamUsage], target: Target, psum_reserve: int = 0
+) -> dict[str, int]:
+    """Every stream's buffer count: the schedule's, or a default that fits on chip (PSUM
+    less ``psum_reserve`` bytes per partition of scratch, ``allocate.psum_scratch_bytes``).
+
+    By default a computed stream gets twice the tiles it keeps live (double buffering),
+    PSUM at most what its banks hold, SBUF one more than live; a stream of loaded tiles
+    gets every tile it would keep plus one (no reloads). When the SBUF streams do not
+    fit, the loaded ones drop to two blocks' worth (double-buffered blocks; tiles reused
+    across blocks are loaded again) and then grow, a block at a time, while they fit.
+    """
+    unknown = sorted(set(dict(schedule.buffers)) - set(usage))
+    if unknown:
+        raise ScheduleError(
+            f"schedule gives buffers for stream(s) {', '.join(map(repr, unknown))}, which this program's "
+            f"kernel does not have (its streams: {', '.join(sorted(usage))})"
+        )
+    room = {"sbuf": target.sbuf_bytes_per_partition, "psum": target.psum_bytes_per_partition - psum_reserve}
+    counts: dict[str, int] = {}
+    free: list[str] = []
+    for name, use in usage.items():
+        chosen = schedule.buffer(name)
+        if chosen is not None:
+            counts[name] = chosen
+        elif use.buffer == "psum":
+            fits = room["psum"] // max(use.slot_bytes, 1)
+            counts[name] = max(use.peak, min(2 * use.peak, fits))
+        elif name.startswith("load."):
+            counts[name] = use.peak + 1
+            free.append(name)
+        else:
+            counts[name] = use.peak + 1
+
+    def used() -> int:
+        return sum(counts[n] * u.slot_bytes for n, u in usage.items() if u.buffer == "sbuf")
+
+    if used() <= room["sbuf"] or not free:
+        return counts
+    for name in free:
+        counts[name] = min(counts[name], 2 * usage[name].per_block)
+    growing = True
+    while growing:
+        growing = False
+        for name in free:
+            use = usage[name]
+            step = max(use.per_block, 1)
+            if counts[name] + step <= use.peak + 1 and used() + step * use.slot_bytes <= room["sbuf"]:
+                counts[name] += step
+                growing = True
+    return counts
+
+
+class _Ordered(NamedTuple):
+    """What a schedule's blocks and loop orders decide (its buffer counts aside)."""
+
+    kernel: KernelProgram
+    order: list[int]
+    usage: Mapping[str, StreamUsage]
+
+
+_ORDERED: OrderedDict[tuple[Any, ...], _Ordered] = OrderedDict()
+_ORDERED_LIMIT = 32
+
+
+def _ordered(program: Program, schedule: Schedule) -> _Ordered:
+    """The kernel program, its order and stream usage, shared by the schedules that differ
+    in buffer counts only (a search moves between them)."""
+    key = (program.structure_hash, program.target.name, schedule.blocks, schedule.order, schedule.inner)
+    with _LOCK:
+        found = _ORDERED.get(key)
+        if found is not None:
+            _ORDERED.move_to_end(key)
+            return found
+    kernel = prepared(program, schedule)
+    keys = statement_keys(kernel.program, schedule)
+    order = keyed_topological_order(kernel.program, keys)
+    free = unlimited_walk(kernel, order)
+    outer = len(schedule.order)
+    blocks: dict[str, dict[tuple[int, ...], set[str]]] = {}
+    for step in free.steps:
+        block = keys[step.node][:outer]
+        for var, slot in step.slots:
+            blocks.setdefault(slot.stream, {}).setdefault(block, set()).add(var)
+    usage = {}
+    for name, stream in free.streams.items():
+        widest = max((len(v) for v in blocks.get(name, {}).values()), default=1)
+        usage[name] = StreamUsage(free.peaks[name], widest, stream.bytes_per_partition, stream.buffer)
+    found = _Ordered(kernel, order, usage)
+    with _LOCK:
+        _ORDERED[key] = found
+        while len(_ORDERED) > _ORDERED_LIMIT:
+            _ORDERED.popitem(last=False)
+    return found
+
+
+def block_sizes(program: Program, schedule: Schedule) -> dict[str, int]:
+    """The block size of every axis of the schedule's loops: its own, or the axis' tile."""
+    tiles = loop_axes(program)
+    sizes = {axis: schedule.block(axis) or tiles.get(axis) for axis in schedule.order}
+    return {axis: size for axis, size in sizes.items() if size is not None}
+
+
+def prepared(program: Program, schedule: Schedule) -> KernelProgram:
+    """``prepare(program, blocks)``, shared by the programs with the same statements and
+    blocks (a search moves between schedules of one program)."""
+    blocks = block_sizes(program, schedule)
+    key = (program.structure_hash, tuple(sorted(blocks.items())))
+    with _LOCK:
+        found = _PREPARED.get(key)
+        if found is not None:
+            _PREPARED.move_to_end(key)
+            return found
+    found = prepare(program, blocks)
+    with _LOCK:
+        _PREPARED[key] = found
+        while len(_PREPARED) > _PREPARED_LIMIT:
+            _PREPARED.popitem(last=False)
+    return found

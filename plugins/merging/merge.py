@@ -1,0 +1,327 @@
+"""Merging statements of the same op into one wider statement: the machinery behind
+``operand_merge`` and ``free_dim_merge`` (seeds 000 and 001).
+
+Statements merge along an axis label ``X`` (``nc_matmul``: ``M`` or ``N``; loads,
+stores and elementwise ops: ``partition`` or ``free``) when
+
+1. they have the same op, attributes and accumulation flag;
+2. every operand without ``X`` is the same data (two load variables holding the same
+   region of a parameter count as the same data);
+3. every operand with ``X`` is the same tensor, each statement's range ending where the
+   next one's starts, all other ranges equal; a destination each statement defines
+   afresh becomes one tensor (the keeper's) of the summed size;
+4. the merged size is within the op's limit on the target (``op.can_merge_dim``);
+5. no statement reaches another in the DAG (merging would create a cycle, or change
+   what a reader in between sees).
+
+Candidates come from grouping statements under a signature (op, attributes, every
+operand apart from its ``X`` range) and sorting each group by ``X`` start: only
+neighbours in that order can be adjacent, so analysis is n log n, never all pairs.
+The earliest statement absorbs the others; every other statement that mentions an
+absorbed tile reads the merged one at an offset (seed 000's
+``output[0:128, 128:256] = tensor_2[0:128, 128:256]``).
+
+``pair_matches`` gives the two-statement merges of the seeds (the unit a search
+explores); ``run_matches`` merges whole runs of adjacent statements, cut at the limit,
+in one match each (what saturation applies: the same result in far fewer rounds).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Iterable, Sequence
+
+from nkigym_graph.ir.ops.base import Op
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.slices import Slices
+from nkigym_graph.ir.statement import Operand
+from nkigym_graph.ir.variables import INTERMEDIATE
+from nkigym_graph.rewriting.transform import Edit, Match, Rename
+
+Member = tuple[int, int, int]
+"""A statement in a merge group: ``(start along the axis, node, end along the axis)``."""
+Side = tuple[int, int | None, bool]
+"""``(operand position, dimension carrying the axis or None, defines a fresh tile)``."""
+
+_LAYOUTS: dict[tuple[Op, str], tuple[tuple[int, int | None, bool], ...]] = {}
+
+
+def _layout(op: Op, axis: str) -> tuple[tuple[int, int | None, bool], ...]:
+    """Per operand: position, the dimension labelled ``axis`` (or None), is-a-write."""
+    key = (op, axis)
+    found = _LAYOUTS.get(key)
+    if found is None:
+        found = _LAYOUTS[key] = tuple(
+            (p, labels.index(axis) if axis in labels else None, p in op.write_positions)
+            for p, labels in enumerate(op.axes)
+        )
+    return found
+
+
+def _drop(slices: Slices, dim: int) -> Slices:
+    return slices[:dim] + slices[dim + 1 :]
+
+
+class MergeAnalysis:
+    """Merge candidates of one program (built once per analysis)."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self._identities: dict[Operand, tuple] = {}
+        self._sides: dict[tuple[int, str], tuple[Side, ...]] = {}
+        self._loaded: dict[str, tuple[str, Slices] | None] = {}
+        self._sizes: dict[tuple[int, str], int] = {}
+        self._limits: dict[tuple[Op, str, int], str | None] = {}
+
+    def loaded(self, var: str) -> tuple[str, Slices] | None:
+        """``(parameter, slices)`` a tile holds when one load fills it and nothing else writes it."""
+        if var in self._loaded:
+            return self._loaded[var]
+        program = self.program
+        info = program.variables.get(var)
+        found = None
+        if info is not None and info.defined_by is not None:
+            stmt = program.statements[info.defined_by]
+            if stmt.op.name == "load" and len(program.writers_of(var)) == 1:
+                found = (stmt.operands[0].var, stmt.operands[0].slices)
+        self._loaded[var] = found
+        return found
+
+    # -- identity and roles -------------------------------------------------------------
+    def identity(self, operand: Operand) -> tuple:
+        """What data an operand denotes: a parameter region for a loaded tile."""
+        found = self._identities.get(operand)
+        if found is None:
+            source = self.loaded(operand.var)
+            if source is None:
+                found = (operand.var, operand.slices)
+            else:
+                param, base = source
+                found = (
+                    param,
+                    tuple((b + s, b + e) for (s, e), (b, _) in zip(operand.slices, base, strict=True)),
+                )
+            self._identities[operand] = found
+        return found
+
+    def sides(self, node: int, axis: str) -> tuple[Side, ...]:
+        """Each operand's role in a merge of ``node`` along ``axis``."""
+        key = (node, axis)
+        found = self._sides.get(key)
+        if found is None:
+            stmt = self.program.statements[node]
+            variables = self.program.variables
+            out = []
+            for position, dim, is_write in _layout(stmt.op, axis):
+                fresh = False
+                if is_write and not stmt.accumulate:
+                    info = variables[stmt.operands[position].var]
+                    fresh = info.kind == INTERMEDIATE and info.defined_by == node
+                out.append((position, dim, fresh))
+            found = self._sides[key] = tuple(out)
+        return found
+
+    def signature(self, node: int, axis: str) -> tuple[tuple, int] | None:
+        """Group key and sort coordinate of ``node`` for merges along ``axis``."""
+        stmt = self.program.statements[node]
+        parts: list[object] = [stmt.op, stmt.attrs, stmt.accumulate]
+        coordinate = None
+        for position, dim, fresh in self.sides(node, axis):
+            operand = stmt.operands[position]
+            if fresh:
+                parts.append(len(operand.slices))
+            elif dim is None:
+                parts.append(self.identity(operand))
+            else:
+                parts.append((operand.var, _drop(operand.slices, dim)))
+                if coordinate is None:
+                    coordinate = operand.slices[dim][0]
+        if coordinate is None:
+            return None
+        return (tuple(parts), coordinate)
+
+    def size(self, node: int, axis: str) -> int:
+        """Extent of ``axis`` in statement ``node``."""
+        key = (node, axis)
+        found = self._sizes.get(key)
+        if found is None:
+            found = 0
+            stmt = self.program.statements[node]
+            for position, dim, _ in self.sides(node, axis):
+                if dim is not None:
+                    start, stop = stmt.operands[position].slices[dim]
+                    found = stop - start
+                    break
+            self._sizes[key] = found
+        return found
+
+    # -- candidates ---------------------------------------------------------------------
+    def groups(self, nodes: Iterable[int], axis: str) -> list[list[Member]]:
+        """The members of each group of nodes sharing a signature, sorted."""
+        found: dict[tuple, list[Member]] = {}
+        for node in nodes:
+            sig = self.signature(node, axis)
+            if sig is not None:
+                found.setdefault(sig[0], []).append((sig[1], node, sig[1] + self.size(node, axis)))
+        return [sorted(members) for members in found.values() if len(members) > 1]
+
+    def chains(self, members: Sequence[Member], axis: str) -> list[list[int]]:
+        """Maximal chains of adjacent statements in a sorted group.
+
+        Where several statements start at one coordinate (the same region loaded once
+        per row block), the k-th of them in program order continues the k-th of those
+        ending there: chains stay within a block instead of jumping between blocks.
+        """
+        level: dict[int, list[int]] = {}
+        for start, node, _ in members:
+            level.setdefault(start, []).append(node)
+        for nodes in level.values():
+            nodes.sort()
+        rank = {node: k for nodes in level.values() for k, node in enumerate(nodes)}
+        successor: dict[int, int] = {}
+        for _, node, end in members:
+            following = level.get(end, ())
+            k = rank[node]
+            if k < len(following) and self.adjacent(node, following[k], axis):
+                successor[node] = following[k]
+        start_of = {node: start for start, node, _ in members}
+        heads = sorted(set(successor) - set(successor.values()), key=lambda n: (start_of[n], n))
+        out = []
+        for head in heads:
+            chain = [head]
+            while chain[-1] in successor:
+                chain.append(successor[chain[-1]])
+            out.append(chain)
+        return out
+
+    def adjacent(self, lower: int, upper: int, axis: str) -> bool:
+        """Whether every non-fresh ``axis`` range of ``lower`` ends where ``upper``'s starts."""
+        a, b = self.program.statements[lower].operands, self.program.statements[upper].operands
+        for position, dim, fresh in self.sides(lower, axis):
+            if dim is not None and not fresh and a[position].slices[dim][1] != b[position].slices[dim][0]:
+                return False
+        return True
+
+    # -- rules 4 and 5 ------------------------------------------------------------------
+    def limit_blocker(self, members: Sequence[int], axis: str) -> str | None:
+        """The limit message if the merged size is too large, else None."""
+        op = self.program.statements[members[0]].op
+        return self.size_blocker(op, axis, sum(self.size(n, axis) for n in members))
+
+    def size_blocker(self, op: Op, axis: str, total: int) -> str | None:
+        """The limit message if ``op`` may not be ``total`` wide along ``axis``, else None."""
+        program = self.program
+        key = (op, axis, total)
+        if key not in self._limits:
+            self._limits[key] = (
+                None
+                if op.can_merge_dim(axis, total, program.target)
+                else f"{op.name} {axis} would be {total} > {op.limit(axis, program.target)} on "
+                f"{program.target.name}"
+            )
+        return self._limits[key]
+
+    def dependency_blocker(self, members: Sequence[int]) -> str | None:
+        """Whether one member reaches another (walking back from each, never below the first)."""
+        pred = self.program.pred_of
+        others = set(members)
+        low = min(members)
+        for start in members:
+            seen = {start}
+            queue = deque([start])
+            while queue:
+                for prev in pred(queue.popleft()):
+                    if prev in others:
+                        return f"statement {start} depends on statement {prev}: merging would create a cycle"
+                    if prev > low and prev not in seen:
+                        seen.add(prev)
+                        queue.append(prev)
+        return None
+
+    def blocker(self, members: Sequence[int], axis: str) -> str | None:
+        """Why adjacent ``members`` may not merge, or None."""
+        return self.limit_blocker(members, axis) or self.dependency_blocker(members)
+
+    # -- matches ------------------------------------------------------------------------
+    def pair_matches(self, transform: str, nodes: Iterable[int], axis: str) -> list[Match]:
+        """Every mergeable adjacent pair (the seeds' unit of merging)."""
+        out = []
+        for group in self.groups(nodes, axis):
+            for chain in self.chains(group, axis):
+                for lower, upper in itertools.pairwise(chain):
+                    if self.blocker((lower, upper), axis) is None:
+                        out.append(self.match(transform, (lower, upper), axis))
+        return out
+
+    def run_matches(self, transform: str, nodes: Iterable[int], axis: str) -> list[Match]:
+        """Runs of adjacent statements cut into chunks within the limit, one match each."""
+        return [m for group in self.groups(nodes, axis) for m in self.chain_matches(transform, group, axis)]
+
+    def chain_matches(self, transform: str, members: Sequence[Member], axis: str) -> list[Match]:
+        """``run_matches`` of one sorted group."""
+        out = []
+        for run in self.chains(members, axis):
+            for chunk in self._chunks(run, axis):
+                if self.dependency_blocker(chunk) is None:
+                    out.append(self.match(transform, chunk, axis))
+                else:
+                    out.extend(self.pair_matches(transform, chunk, axis))
+        return out
+
+    def _chunks(self, run: Sequence[int], axis: str) -> list[list[int]]:
+        chunks: list[list[int]] = []
+        current: list[int] = []
+        for node in run:
+            if current and self.limit_blocker([*current, node], axis) is not None:
+                chunks.append(current)
+                current = []
+            current.append(node)
+        chunks.append(current)
+        return [c for c in chunks if len(c) > 1]
+
+    def match(self, transform: str, members: Sequence[int], axis: str) -> Match:
+        """One match merging ``members`` (sorted by ``axis`` coordinate) into the earliest."""
+        program = self.program
+        stmts = [program.statements[n] for n in members]
+        keeper = min(members)
+        kept = program.statements[keeper]
+        operands = list(kept.operands)
+        renames: dict[str, Rename] = {}
+        for position, dim, fresh in self.sides(members[0], axis):
+            if dim is None:
+                continue
+            parts = [s.operands[position] for s in stmts]
+            if fresh:
+                merged_var = kept.operands[position].var
+                offset = 0
+                for part in parts:
+                    if part.var != merged_var or offset:
+                        renames[part.var] = Rename(merged_var, dim, offset)
+                    offset += part.slices[dim][1]
+                first = parts[0].slices
+                operands[position] = Operand(merged_var, (*first[:dim], (0, offset), *first[dim + 1 :]))
+            else:
+                first = parts[0].slices
+                merged = (first[dim][0], parts[-1].slices[dim][1])
+                operands[position] = Operand(parts[0].var, (*first[:dim], merged, *first[dim + 1 :]))
+        member_set = set(members)
+        pred = program.pred_of
+        reads = frozenset(src for n in members for src in pred(n)) - member_set
+        mentions = frozenset(o.var for s in stmts for o in s.operands) - set(renames)
+        absorbed = sorted(member_set - {keeper})
+        total = sum(self.size(n, axis) for n in members)
+        into = ", ".join(str(n) for n in absorbed)
+        return Match(
+            transform=transform,
+            nodes=(keeper, *absorbed),
+            edit=Edit(
+                replace={keeper: kept._replace(operands=tuple(operands))},
+                absorb=dict.fromkeys(absorbed, keeper),
+                renames=renames,
+            ),
+            reads=reads,
+            mentions=mentions,
+            detail=f"{kept.op.name} {axis} {total}: statement {into} into {keeper}",
+            program_hash=program.canonical_hash,
+        )

@@ -1,0 +1,231 @@
+"""``Trn2CostModel``: the analytic Trainium2 cost model (see the package docstring),
+estimating a program in full or from its parent's run."""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Mapping, Set
+from typing import Any
+
+import numpy as np
+
+from nkigym_graph.cost import (
+    CostReport,
+    Schedule,
+)
+from nkigym_graph.cost.kernel_timing import scheduled_report
+from nkigym_graph.cost.schedule import traced_schedule
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.variables import INTERMEDIATE
+
+from .lifetimes import (
+    Placement,
+    Tiles,
+    derived_ends,
+    derived_evictions,
+    ends_by_statement_of,
+    evictions_of,
+    last_uses_of,
+)
+from .price_table import PriceMemo, PriceTable, survey
+from .pricing import Pricing, bandwidth, edges_of, facts_of, peak_flops
+from .runs import Run, Runs
+
+
+class Trn2CostModel:
+    """The analytic Trainium2 cost model (see the module docstring: a program derived
+    from one it estimated is estimated from the parent's ``Run``)."""
+
+    name = "trn2"
+
+    def __init__(self) -> None:
+        self._memo = PriceMemo()
+        self._runs = Runs()
+        self._lock = threading.Lock()  # one estimate at a time: the caches are shared
+
+    def estimate(self, program: Program) -> CostReport:
+        if program.schedule is not None:
+            return scheduled_report(program, self.name, lambda: self.estimate(program.with_schedule(None)))
+        with self._lock:
+            run = self._runs.get(program)
+            if run is None:
+                run = self._derived(program) or self._full(program)
+                self._runs.put(program, run)
+            return run.report
+
+    def _full(self, program: Program) -> Run:
+        facts = facts_of(program)
+        found = survey(program)
+        table = self._memo.table(found.signature)
+        rows = table.rows(program)
+        columns = table.columns
+        starts = np.array(found.starts, dtype=np.int64)
+        ends = last_uses_of(program, found.tiles)
+        inserted = evictions_of(program, rows, table, np.arange(len(rows)), {})
+        schedule, trace = traced_schedule(
+            columns.queue[rows].tolist(),
+            table.engines,
+            columns.seconds[rows].tolist(),
+            *edges_of(program),
+            inserted,
+        )
+        report = self._report(program, facts, schedule, rows, Tiles.placed(starts, ends, rows, table), table)
+        ends_by_statement = ends_by_statement_of(len(rows), starts, ends)
+        return Run(
+            weakref.ref(program), table, found.signature, rows, ends_by_statement, inserted, trace, report
+        )
+
+    def _derived(self, program: Program) -> Run | None:
+        """The run of ``program`` from its parent's (None: estimate it in full). The
+        statements before the first dirty or removed one are the parent's; the others
+        that are not dirty are the parent's too, shifted, with the same edges and tiles
+        (the derivation marks every statement whose statement, edges or on-chip
+        variables changed), so they keep their prices and evictions when the dirty
+        statements keep their context (``PriceTable.derived_rows``) and the touched
+        variables their dtypes and placement; else they are looked up by node key."""
+        derivation = program.derivation
+        parent = derivation.parent() if derivation is not None else None
+        before = self._runs.get(parent) if parent is not None else None
+        if derivation is None or parent is None or before is None or before.ends is None:
+            return None
+        touched = derivation.touched
+        if not _same_hbm(parent, program, touched):
+            return None
+        table = self._memo.table(before.signature)
+        if table is not before.table:  # the price memo was emptied
+            return None
+        ends = derived_ends(before.ends, parent, program, derivation)
+        if ends is None:
+            return None
+        n = len(program.statements)
+        dirty = sorted(derivation.dirty)
+        start = before.trace.resume_point(min(dirty[0] if dirty else n, min(derivation.gone, default=n)))
+        rows = (
+            table.derived_rows(program, before.rows, derivation, dirty)
+            if _same_dtypes(parent, program, touched)
+            else None
+        )
+        if rows is not None:
+            inserted = derived_evictions(before.inserted, derivation, derivation.dirty)
+            looked_at = np.array(dirty, dtype=np.int64)
+        else:
+            rows = table.rows(program, start, before.rows)
+            inserted = {node: tasks for node, tasks in before.inserted.items() if node < start}
+            looked_at = np.arange(start, n)
+        if not _same_placement(parent, before.rows, program, rows, table, touched):
+            return None
+        evictions_of(program, rows, table, looked_at, inserted)
+        columns = table.columns
+        resumed = rows[start:]
+        schedule, trace = traced_schedule(
+            columns.queue[resumed].tolist(),
+            table.engines,
+            columns.seconds[resumed].tolist(),
+            *edges_of(program),
+            inserted,
+            before.trace,
+            start,
+        )
+        starts = np.flatnonzero(ends >= 0)
+        tiles = Tiles.placed(starts, ends[starts], rows, table)
+        report = self._report(program, facts_of(program), schedule, rows, tiles, table)
+        return Run(weakref.ref(program), table, before.signature, rows, ends, inserted, trace, report)
+
+    def _report(
+        self,
+        program: Program,
+        facts: Mapping[str, Any],
+        schedule: Schedule,
+        rows: np.ndarray,
+        tiles: Tiles,
+        table: PriceTable,
+    ) -> CostReport:
+        columns = table.columns
+        uses = np.bincount(rows, minlength=len(table.prices))
+        dtypes = {table.prices[row].peak_dtype for row in np.flatnonzero(uses).tolist()}
+        peak_dtypes = [d for d in dtypes if d is not None]
+        peak = max((peak_flops(facts, d) for d in peak_dtypes), default=peak_flops(facts, "bfloat16"))
+        target = program.target
+        reasons = []
+        used: dict[str, int] = {}
+        buffers = table.buffers
+        peaks = tiles.peaks(len(buffers))
+        for buffer, capacity in (
+            ("sbuf", target.sbuf_bytes_per_partition),
+            ("psum", target.psum_bytes_per_partition),
+        ):
+            peak_of = peaks[buffers.index(buffer)] if buffer in buffers else None
+            if peak_of is None:
+                continue
+            used[buffer], node = peak_of
+            if used[buffer] > capacity:
+                live = tiles.live_at(buffers.index(buffer), node)
+                reasons.append(
+                    f"peak {buffer.upper()} {used[buffer] / 1024:.1f} KiB per partition at statement "
+                    f"{node} ({live} live tiles) exceeds {capacity / 1024:.1f} KiB on {target.name}"
+                )
+        return CostReport(
+            model=self.name,
+            target=target.name,
+            seconds=schedule.seconds,
+            engine_seconds=schedule.busy,
+            bytes_moved=int(uses @ columns.bytes),
+            flops=int(uses @ columns.flops),
+            peak_flops=peak,
+            knee=peak / bandwidth(facts),
+            statements=len(program.statements),
+            peak_sbuf_bytes=used.get("sbuf", 0),
+            peak_psum_bytes=used.get("psum", 0),
+            sbuf_capacity=target.sbuf_bytes_per_partition,
+            psum_capacity=target.psum_bytes_per_partition,
+            feasible=not reasons,
+            reason="; ".join(reasons),
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Trn2CostModel, ())  # sent to worker processes without its caches
+
+    def __repr__(self) -> str:
+        return "<cost model trn2>"
+
+
+def _same_hbm(parent: Program, program: Program, touched: Set[str]) -> bool:
+    """Whether the touched variables that live in HBM keep their kind and dtype (so the
+    programs have one ``Survey.signature``)."""
+    for var in touched:
+        was, now = parent.variables.get(var), program.variables.get(var)
+        in_hbm = [info.kind != INTERMEDIATE for info in (was, now) if info is not None]
+        if any(in_hbm) and (was is None or now is None or (was.kind, was.dtype) != (now.kind, now.dtype)):
+            return False
+    return True
+
+
+def _same_dtypes(parent: Program, program: Program, touched: Set[str]) -> bool:
+    """Whether the touched tiles keep their dtypes: then so does every other tile, whose
+    dtype follows unchanged statements up to a touched variable or an HBM tensor."""
+    was, now = Pricing(parent), Pricing(program)
+    for var in touched:
+        old, new = parent.variables.get(var), program.variables.get(var)
+        both = old is not None and new is not None and old.kind == INTERMEDIATE == new.kind
+        if both and was.dtype(var) != now.dtype(var):
+            return False
+    return True
+
+
+def _same_placement(
+    parent: Program,
+    parent_rows: np.ndarray,
+    program: Program,
+    rows: np.ndarray,
+    table: PriceTable,
+    touched: Set[str],
+) -> bool:
+    """Whether the touched HBM tensors stay where they were (a tile read before the first
+    change is defined before it; an HBM tensor's first write need not be)."""
+    was, now = Placement(parent, parent_rows, table), Placement(program, rows, table)
+    return all(
+        was.in_psum(var) == now.in_psum(var)
+        for var in touched
+        if (info := program.variables.get(var)) is not None and info.kind != INTERMEDIATE
+    )
