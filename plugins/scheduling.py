@@ -13,7 +13,8 @@ Every match is an alternative schedule of the same statements:
 ``buffer_count``
     one stream's rotating buffers: the tiles it uses in one block (single buffering),
     twice that (double buffering), three and four times, every tile it would keep
-    (no reloads), or half / twice the current count -- those that fit on chip.
+    (no reloads), or half / twice the current count -- those that fit on chip, and for
+    computed tiles (which cannot be loaded again) at least as many as are live at once.
 
 Before (the tiled matmul, no schedule: program order, a buffer per tile)::
 
@@ -41,6 +42,9 @@ from nkigym_graph.rewriting.transform import Transform
 from nkigym_graph.scheduling.choice import Choice, ScheduleTransform
 from nkigym_graph.scheduling.loops import loop_axes
 from nkigym_graph.scheduling.plan import stream_usage
+
+LOADED = "load."
+"""Prefix of the streams of loaded tiles (a dropped one is loaded again)."""
 
 MAX_PERMUTED_AXES = 5
 """Loop orders are offered for programs with at most this many loop axes (5! = 120)."""
@@ -105,7 +109,8 @@ class BufferCount(ScheduleTransform):
             now = current.buffer(name) or use.peak + 1
             most = capacity[use.buffer] // max(use.slot_bytes, 1)
             wanted = {use.per_block * k for k in (1, 2, 3, 4)} | {use.peak + 1, now // 2, now * 2}
-            for count in sorted(c for c in wanted if 1 <= c <= most and c != now):
+            fewest = 1 if name.startswith(LOADED) else use.peak  # computed tiles cannot be reloaded
+            for count in sorted(c for c in wanted if fewest <= c <= most and c != now):
                 yield current.with_buffer(name, count), f"{name}: {count} buffers"
 
 

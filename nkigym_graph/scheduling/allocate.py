@@ -200,8 +200,8 @@ class _Walk:
             return self._drop(stream, position, protect)
         else:
             raise ScheduleError(
-                f"stream {stream!r} needs more than {count} buffers here: {count} of its tiles "
-                f"are live at statement `{self.program.describe(self.order[position])}`"
+                f"stream {stream!r} needs more than {count} buffers: all {count} hold tiles still live "
+                f"when statement `{self.program.describe(self.order[position])}` needs one more"
             )
         occupants.append(None)
         freed.append(-1)
