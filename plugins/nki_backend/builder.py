@@ -12,6 +12,7 @@ instructions read PSUM directly.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -20,7 +21,9 @@ from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.statement import Operand, Statement
 from nkigym_graph.ir.targets import Target
 from nkigym_graph.ir.variables import INTERMEDIATE
+from nkigym_graph.nki_sim.timing.constants import timing_constants
 
+from .engines import CHOICES, FIXED_ENGINE, GPSIMD, EngineLoads
 from .errors import NkiEmitError
 from .fusion import Fusions
 from .ir import Affine, Alloc, Arg, Assign, Call, Group, Hbm, Instr, Pool, Ref, Tile, const_slices, whole
@@ -88,6 +91,8 @@ class KernelBuilder:
         """Constant tiles (ones), made once."""
         self.fusions = Fusions()
         """Statements done inside another's instruction (:mod:`.fusion`)."""
+        self.engines = EngineLoads(timing_constants(target))
+        """Time given to each compute engine so far (:mod:`.engines`)."""
         self.psum_vars = self._psum_variables()
         self.groups: list[Group] = []
         self._open: tuple[str, str, int | None] | None = None
@@ -139,7 +144,22 @@ class KernelBuilder:
         self._open = None
 
     def call(self, fn: str, *args: tuple[str, Arg]) -> None:
-        """Emit ``fn(key=arg, ...)``."""
+        """Emit ``fn(key=arg, ...)``; an instruction several engines can run goes to the
+        least loaded (:mod:`.engines`)."""
+        refs = [arg for key, arg in args if isinstance(arg, Ref) and key != "dst"]
+        dst = next((arg for key, arg in args if key == "dst" and isinstance(arg, Ref)), None)
+        if dst is not None and (fn in CHOICES or fn in FIXED_ENGINE):
+            elements = max(_per_partition(ref) for ref in (dst, *refs))
+            inputs = max(1, sum(1 for ref in refs if _per_partition(ref) > 1))
+            options = [
+                e for e in CHOICES.get(fn, ()) if e != GPSIMD or not any(_in_psum(r) for r in (dst, *refs))
+            ]
+            if options:
+                engine = self.engines.choose(options, elements, inputs)
+                if engine != options[0]:
+                    args = (*args, ("engine", f"nisa.engine.{engine}"))
+            else:
+                self.engines.record(FIXED_ENGINE[fn], elements, inputs)
         self._instrs.append(Call(fn, tuple(args)))
 
     def assign(self, name: str, code: str) -> None:
@@ -318,6 +338,15 @@ class KernelBuilder:
 
 def _nothing() -> None:
     return None
+
+
+def _per_partition(ref: Ref) -> int:
+    """Elements per partition of a region."""
+    return math.prod(stop.const - start.const for start, stop in ref.slices[1:]) if len(ref.slices) > 1 else 1
+
+
+def _in_psum(ref: Ref) -> bool:
+    return isinstance(ref.base, Tile | Pool) and ref.base.buffer == "psum"
 
 
 def _itemsize(dtype: str, types: KernelTypes) -> int:

@@ -1,0 +1,56 @@
+"""Instructions several engines can run go to the least loaded engine: the choice follows
+the timing model's per-instruction times, keeps GpSimd off PSUM, and the kernels still
+simulate equal to numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import nkigym_graph as ng
+from nkigym_graph.nki_sim.timing.constants import TRN2_TIMING
+from nkigym_graph_plugins.nki_backend.engines import GPSIMD, SCALAR, VECTOR, EngineLoads
+
+
+def test_the_least_loaded_engine_after_the_instruction_is_chosen() -> None:
+    loads = EngineLoads(TRN2_TIMING)
+    all_three = [VECTOR, SCALAR, GPSIMD]
+    # 4096 elements per partition: Scalar 3.6 us, Vector 4.4 us, GpSimd 5.9 us
+    assert loads.choose(all_three, 4096, 1) == SCALAR  # all idle: the fastest
+    assert loads.choose(all_three, 4096, 1) == VECTOR  # Scalar would end at 7.2 us
+    assert loads.choose(all_three, 4096, 1) == GPSIMD  # the others would end at 7.2 and 8.7 us
+    assert loads.busy[GPSIMD] == loads.time_ns(GPSIMD, 4096, 1)
+    assert loads.choose([VECTOR, GPSIMD], 16, 1) == VECTOR  # tiny: the fixed cost decides
+    # two streamed inputs cost the Vector Engine twice the cycles
+    assert loads.time_ns(VECTOR, 4096, 2) > 1.9 * loads.time_ns(VECTOR, 4096, 1) - 200
+
+
+def _softmax(x):  # type: ignore[no-untyped-def]
+    m = ng.tensor_reduce(x, op="max")
+    e = ng.activation(x, op="exp", bias=ng.tensor_scalar(m, -1.0, op="multiply"))
+    return ng.tensor_scalar(e, ng.activation(ng.tensor_reduce(e, op="sum"), op="reciprocal"))
+
+
+def test_softmax_rows_spread_their_scaling_over_the_engines_and_equal_numpy() -> None:
+    program = ng.saturate(ng.tile(_softmax, {"x": (512, 2048)}))
+    text = ng.emit(program, backend="nki", roll_loops=False)
+    scalings = [line for line in text.splitlines() if "op0=nl.multiply, operand0=tensor_" in line]
+    assert len(scalings) == 4
+    assert any("engine=nisa.engine." in line for line in scalings)  # not all on the Vector Engine
+    x = np.random.default_rng(1).standard_normal((512, 2048)).astype(np.float32)
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    out = ng.nki_sim.simulate(text, x)
+    np.testing.assert_allclose(out, e / e.sum(axis=1, keepdims=True), rtol=2e-5, atol=1e-9)
+
+
+def test_gpsimd_never_touches_psum() -> None:
+    def matmul_bias(a, b, c):  # type: ignore[no-untyped-def]
+        return ng.tensor_tensor(ng.nc_matmul(a, b), c, op="add")
+
+    program = ng.saturate(ng.tile(matmul_bias, {"a": (128, 128), "b": (128, 2048), "c": (128, 2048)}))
+    text = ng.emit(program, backend="nki", roll_loops=False)
+    psum = {line.split(" = ")[0] for line in text.splitlines() if "buffer=nl.psum" in line}
+    adds = [line for line in text.splitlines() if line.strip().startswith("nisa.tensor_tensor(")]
+    assert adds
+    for line in adds:
+        reads_psum = any(f"={name}" in line or f"={name}[" in line for name in psum)
+        assert not (reads_psum and "engine=nisa.engine.gpsimd" in line), line
