@@ -42,10 +42,14 @@ def softmax_reference(x: np.ndarray) -> np.ndarray:
 
 # -- layer norm and RMS norm -----------------------------------------------------------
 def layernorm(x, gamma, beta):
-    """Layer norm of every row of ``x`` [R, F], with ``gamma`` and ``beta`` rows [1, F]."""
-    centred = nkigym.tensor_tensor(x, nkigym.tensor_reduce(x, op="mean"), op="subtract")
-    variance = nkigym.tensor_reduce(nkigym.activation(centred, op="square"), op="mean")
-    normed = nkigym.tensor_scalar(centred, nkigym.activation(variance, op="rsqrt", bias=EPS))
+    """Layer norm of every row of ``x`` [R, F], with ``gamma`` and ``beta`` rows [1, F]. The
+    variance is mean(x^2) - mean^2, so both row statistics read ``x`` side by side (on two
+    engines) and the row is normalised in one pass, (x - mean) * rstd."""
+    mean = nkigym.tensor_reduce(x, op="mean")
+    mean_square = nkigym.tensor_reduce(nkigym.activation(x, op="square"), op="mean")
+    variance = nkigym.tensor_tensor(mean_square, nkigym.activation(mean, op="square"), op="subtract")
+    rstd = nkigym.activation(variance, op="rsqrt", bias=EPS)
+    normed = nkigym.tensor_scalar(nkigym.tensor_scalar(x, mean, op="subtract"), rstd, op="multiply")
     return nkigym.tensor_tensor(nkigym.tensor_tensor(normed, gamma, op="multiply"), beta, op="add")
 
 

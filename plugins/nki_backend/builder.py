@@ -67,7 +67,12 @@ class KernelBuilder:
     """Collects the instruction groups of one kernel while the lowerings call it."""
 
     def __init__(
-        self, program: Program, target: Target, types: KernelTypes, lowerings: Mapping[str, Lowering]
+        self,
+        program: Program,
+        target: Target,
+        types: KernelTypes,
+        lowerings: Mapping[str, Lowering],
+        engine_policy: str = "balance",
     ) -> None:
         self.program = program
         self.target = target
@@ -91,7 +96,7 @@ class KernelBuilder:
         """Constant tiles (ones), made once."""
         self.fusions = Fusions()
         """Statements done inside another's instruction (:mod:`.fusion`)."""
-        self.engines = EngineLoads(timing_constants(target))
+        self.engines = EngineLoads(timing_constants(target), engine_policy)
         """Time given to each compute engine so far (:mod:`.engines`)."""
         self.psum_vars = self._psum_variables()
         self.groups: list[Group] = []
@@ -145,21 +150,34 @@ class KernelBuilder:
 
     def call(self, fn: str, *args: tuple[str, Arg]) -> None:
         """Emit ``fn(key=arg, ...)``; an instruction several engines can run goes to the
-        least loaded (:mod:`.engines`)."""
+        one where it finishes first (:mod:`.engines`)."""
         refs = [arg for key, arg in args if isinstance(arg, Ref) and key != "dst"]
         dst = next((arg for key, arg in args if key == "dst" and isinstance(arg, Ref)), None)
-        if dst is not None and (fn in CHOICES or fn in FIXED_ENGINE):
-            elements = max(_per_partition(ref) for ref in (dst, *refs))
-            inputs = max(1, sum(1 for ref in refs if _per_partition(ref) > 1))
-            options = [
-                e for e in CHOICES.get(fn, ()) if e != GPSIMD or not any(_in_psum(r) for r in (dst, *refs))
-            ]
-            if options:
-                engine = self.engines.choose(options, elements, inputs)
-                if engine != options[0]:
-                    args = (*args, ("engine", f"nisa.engine.{engine}"))
-            else:
-                self.engines.record(FIXED_ENGINE[fn], elements, inputs)
+        if dst is not None:
+            reads = [id(ref.base) for ref in refs]
+            if fn == "nisa.dma_copy" and refs:
+                load = isinstance(dst.base, Tile | Pool)
+                side = dst if load else refs[0]
+                assert isinstance(side.base, Tile | Pool)
+                nbytes = _partitions(side) * _per_partition(side) * side.base.itemsize
+                self.engines.transfer(load, nbytes, reads, id(dst.base))
+            elif fn in CHOICES or fn in FIXED_ENGINE:
+                moving = next((arg for key, arg in args if key == "moving" and isinstance(arg, Ref)), None)
+                elements = max(_per_partition(ref) for ref in (dst, *refs))
+                if moving is not None:
+                    elements = _per_partition(moving)
+                inputs = max(1, sum(1 for ref in refs if _per_partition(ref) > 1))
+                options = [
+                    e
+                    for e in CHOICES.get(fn, ())
+                    if e != GPSIMD or not any(_in_psum(r) for r in (dst, *refs))
+                ]
+                if options:
+                    engine = self.engines.choose(options, elements, inputs, reads, id(dst.base))
+                    if engine != options[0]:
+                        args = (*args, ("engine", f"nisa.engine.{engine}"))
+                else:
+                    self.engines.run(FIXED_ENGINE[fn], elements, inputs, reads, id(dst.base))
         self._instrs.append(Call(fn, tuple(args)))
 
     def assign(self, name: str, code: str) -> None:
@@ -343,6 +361,11 @@ def _nothing() -> None:
 def _per_partition(ref: Ref) -> int:
     """Elements per partition of a region."""
     return math.prod(stop.const - start.const for start, stop in ref.slices[1:]) if len(ref.slices) > 1 else 1
+
+
+def _partitions(ref: Ref) -> int:
+    start, stop = ref.slices[0]
+    return stop.const - start.const
 
 
 def _in_psum(ref: Ref) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from nkigym_graph.ir.program import Program
@@ -29,6 +30,7 @@ from nkigym_graph.plugin.protocols import Artifact
 from nkigym_graph.scheduling.plan import kernel_plan
 
 from .builder import KernelBuilder, KernelTypes, Lowering
+from .engines import POLICIES
 from .errors import NkiEmitError
 from .ir import Call, Loop, Unit, instructions
 from .lower import kernel_types, lower_program
@@ -125,7 +127,7 @@ def _fit(
         plans, _estimate = choice
         program = split_loads(program, plans)
         splits += len(plans)
-    return best, splits
+    return _faster(best, partial(lower_program, program, target, types, lowerings, best is not sunk)), splits
 
 
 def _planned(
@@ -136,7 +138,20 @@ def _planned(
         plan = kernel_plan(program)
     except ScheduleError as err:
         raise NkiEmitError(f"the program's schedule cannot run: {err}") from None
-    return lower_plan(plan, target, types, lowerings)
+    return _faster(
+        lower_plan(plan, target, types, lowerings), partial(lower_plan, plan, target, types, lowerings)
+    )
+
+
+def _faster(first: KernelBuilder, lower: Callable[[str], KernelBuilder]) -> KernelBuilder:
+    """``first`` (lowered with the first engine policy) or the kernel each other policy
+    lowers, whichever the engine model (:mod:`.engines`) ends first."""
+    best = first
+    for policy in POLICIES[1:]:
+        other = lower(policy)
+        if other.engines.makespan < best.engines.makespan:
+            best = other
+    return best
 
 
 def _pool_bytes(kb: KernelBuilder, buffer: str) -> int:

@@ -37,12 +37,14 @@ def lower_program(
     types: KernelTypes,
     lowerings: Mapping[str, Lowering],
     hoist_shared: bool = False,
+    engine_policy: str = "balance",
 ) -> KernelBuilder:
     """Lower ``program``; the builder holds the groups, tiles and HBM tensors.
-    ``hoist_shared`` picks the statement order (:func:`.schedule.statement_order`)."""
+    ``hoist_shared`` picks the statement order (:func:`.schedule.statement_order`),
+    ``engine_policy`` how flexible instructions find their engine (:mod:`.engines`)."""
     if program.fragment:
         raise NkiEmitError("a fragment (statements without def/return) cannot be emitted as a kernel")
-    kb = KernelBuilder(program, target, types, lowerings)
+    kb = KernelBuilder(program, target, types, lowerings, engine_policy)
     order = statement_order(program, partial(_sinks, lowerings), hoist_shared)
     kb.fusions = plan_fusions(program, order)
     shared = [

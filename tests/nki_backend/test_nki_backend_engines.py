@@ -12,14 +12,25 @@ from nkigym_graph_plugins.nki_backend.engines import GPSIMD, SCALAR, VECTOR, Eng
 
 
 def test_the_least_loaded_engine_after_the_instruction_is_chosen() -> None:
-    loads = EngineLoads(TRN2_TIMING)
+    loads = EngineLoads(TRN2_TIMING, "balance")
     all_three = [VECTOR, SCALAR, GPSIMD]
     # 4096 elements per partition: Scalar 3.6 us, Vector 4.4 us, GpSimd 5.9 us
-    assert loads.choose(all_three, 4096, 1) == SCALAR  # all idle: the fastest
-    assert loads.choose(all_three, 4096, 1) == VECTOR  # Scalar would end at 7.2 us
-    assert loads.choose(all_three, 4096, 1) == GPSIMD  # the others would end at 7.2 and 8.7 us
+    assert loads.choose(all_three, 4096, 1, [], 1) == SCALAR  # all idle: the fastest
+    assert loads.choose(all_three, 4096, 1, [], 2) == VECTOR  # Scalar would end at 7.2 us
+    assert loads.choose(all_three, 4096, 1, [], 3) == GPSIMD  # the others would end at 7.2 and 8.7 us
     assert loads.busy[GPSIMD] == loads.time_ns(GPSIMD, 4096, 1)
-    assert loads.choose([VECTOR, GPSIMD], 16, 1) == VECTOR  # tiny: the fixed cost decides
+    assert loads.choose([VECTOR, GPSIMD], 16, 1, [], 4) == VECTOR  # tiny: the fixed cost decides
+
+
+def test_the_finish_policy_waits_for_inputs_and_queues() -> None:
+    loads = EngineLoads(TRN2_TIMING, "finish")
+    loads.run(VECTOR, 4096, 1, [], 10)  # the Vector Engine busy until 4.4 us
+    loads.run(SCALAR, 4096, 1, [10], 11)  # Scalar waits for buffer 10, ends at 8.0 us
+    # reading buffer 11: Vector (4.4 us queue) and Scalar start at 8.0 us; Vector is slower
+    assert loads.choose(all_three := [VECTOR, SCALAR, GPSIMD], 4096, 1, [11], 12) == SCALAR
+    # an independent instruction starts at once on the idle GpSimd Engine
+    assert loads.choose(all_three, 8192, 1, [], 13) == GPSIMD
+    assert loads.makespan == max(loads.free.values())
     # two streamed inputs cost the Vector Engine twice the cycles
     assert loads.time_ns(VECTOR, 4096, 2) > 1.9 * loads.time_ns(VECTOR, 4096, 1) - 200
 
