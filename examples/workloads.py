@@ -266,7 +266,7 @@ def run_workload(workload: Workload, out: Any, small: bool = False, online: bool
     candidates: dict[str, str] = {}
     for label, candidate in (("search", searched), ("saturate", nkigym.saturate(program))):
         try:
-            kernel = nkigym.emit(candidate, backend="nki")
+            kernel = nkigym.emit(candidate, backend="nki", reorder=True)
         except nkigym.NkigymError as err:  # e.g. on-chip memory the cost model did not see
             candidates[label] = f"no kernel: {str(err).splitlines()[0][:100]}"
             print(f"  {label}: {candidates[label]}")

@@ -72,7 +72,7 @@ class KernelBuilder:
         target: Target,
         types: KernelTypes,
         lowerings: Mapping[str, Lowering],
-        engine_policy: str = "balance",
+        engine_policy: str = "fixed",
     ) -> None:
         self.program = program
         self.target = target

@@ -1,16 +1,18 @@
 """Which engine runs an instruction that NKI lets several engines run.
 
-``nisa.tensor_scalar`` runs on the Vector, Scalar or GpSimd Engine and
+``nisa.tensor_copy`` and ``nisa.tensor_scalar`` run on the Vector, Scalar or GpSimd
+Engine (NeuronCore-v3) and
 ``nisa.tensor_tensor`` on the Vector or GpSimd Engine. The engines run their
 instructions in order, side by side, so a kernel that gives them all to the Vector
 Engine waits on it while the others idle, and an instruction queued behind one that
 waits for its inputs waits too. The backend follows the kernel as it emits it, with the
 calibrated timing model's per-instruction times (``nkigym_graph.nki_sim.timing``):
 when each engine's queue is free, when each buffer's last write lands (loads at the DMA
-rate), and gives each flexible instruction to an engine by one of two policies:
-``finish``, the engine on which it would finish first, or ``balance``, the engine whose
-total work would end least (the default engine on a tie). The emitter lowers a kernel
-with each and keeps the one the model ends first (``makespan``)::
+rate). With ``emit(..., reorder=True)`` it gives each flexible instruction to an engine
+by one of two policies: ``finish``, the engine on which it would finish first, or
+``balance``, the engine whose total work would end least (the default engine on a tie),
+lowers the kernel with each and keeps the one the model ends first (``makespan``);
+otherwise (policy ``fixed``) every instruction stays on its default engine::
 
     nisa.tensor_reduce(dst=m, op=nl.maximum, data=x, ...)         # Vector only
     nisa.activation(dst=e, op=nl.exp, data=x, bias=m, ...)        # Scalar only
@@ -40,6 +42,7 @@ FIXED_ENGINE = {
 }
 """The engine an instruction runs on when the backend does not choose one."""
 CHOICES = {
+    "nisa.tensor_copy": (VECTOR, SCALAR, GPSIMD),
     "nisa.tensor_scalar": (VECTOR, SCALAR, GPSIMD),
     "nisa.tensor_tensor": (VECTOR, GPSIMD),
 }
@@ -47,13 +50,14 @@ CHOICES = {
 
 
 POLICIES = ("balance", "finish")
+"""The policies that choose engines (``fixed`` keeps the default engine)."""
 
 
 class EngineLoads:
     """When each engine's queue and each buffer is ready, in ns from the kernel's start,
     and the work given to each engine."""
 
-    def __init__(self, constants: TimingConstants, policy: str = "balance") -> None:
+    def __init__(self, constants: TimingConstants, policy: str = "fixed") -> None:
         self.constants = constants
         self.policy = policy
         self.busy = {VECTOR: 0.0, SCALAR: 0.0, GPSIMD: 0.0, TENSOR: 0.0}
@@ -101,6 +105,8 @@ class EngineLoads:
         """The engine of ``options`` the policy prefers (the first option on a tie), queued there."""
 
         def cost(engine: str) -> float:
+            if self.policy == "fixed":
+                return 0.0
             if self.policy == "finish":
                 return self._finish(engine, elements, inputs, reads)
             return self.busy[engine] + self.time_ns(engine, elements, inputs)

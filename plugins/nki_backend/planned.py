@@ -32,7 +32,7 @@ def lower_plan(
     target: Target,
     types: KernelTypes,
     lowerings: Mapping[str, Lowering],
-    engine_policy: str = "balance",
+    engine_policy: str = "fixed",
 ) -> KernelBuilder:
     """Lower ``plan``; the builder holds the groups and HBM tensors."""
     program = plan.program

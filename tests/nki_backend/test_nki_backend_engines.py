@@ -43,7 +43,8 @@ def _softmax(x):  # type: ignore[no-untyped-def]
 
 def test_softmax_rows_spread_their_scaling_over_the_engines_and_equal_numpy() -> None:
     program = ng.saturate(ng.tile(_softmax, {"x": (512, 2048)}))
-    text = ng.emit(program, backend="nki", roll_loops=False)
+    assert "engine=" not in ng.emit(program, backend="nki")  # by default: the default engines
+    text = ng.emit(program, backend="nki", roll_loops=False, reorder=True)
     scalings = [line for line in text.splitlines() if "op0=nl.multiply, operand0=tensor_" in line]
     assert len(scalings) == 4
     assert any("engine=nisa.engine." in line for line in scalings)  # not all on the Vector Engine
@@ -58,7 +59,7 @@ def test_gpsimd_never_touches_psum() -> None:
         return ng.tensor_tensor(ng.nc_matmul(a, b), c, op="add")
 
     program = ng.saturate(ng.tile(matmul_bias, {"a": (128, 128), "b": (128, 2048), "c": (128, 2048)}))
-    text = ng.emit(program, backend="nki", roll_loops=False)
+    text = ng.emit(program, backend="nki", roll_loops=False, reorder=True)
     psum = {line.split(" = ")[0] for line in text.splitlines() if "buffer=nl.psum" in line}
     adds = [line for line in text.splitlines() if line.strip().startswith("nisa.tensor_tensor(")]
     assert adds
