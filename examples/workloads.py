@@ -267,11 +267,11 @@ def run_workload(workload: Workload, out: Any, small: bool = False, online: bool
     for label, candidate in (("search", searched), ("saturate", nkigym.saturate(program))):
         try:
             kernel = nkigym.emit(candidate, backend="nki", reorder=True)
+            profile = nkigym.nki_sim.profile(kernel, *arrays.values())
         except nkigym.NkigymError as err:  # e.g. on-chip memory the cost model did not see
             candidates[label] = f"no kernel: {str(err).splitlines()[0][:100]}"
             print(f"  {label}: {candidates[label]}")
             continue
-        profile = nkigym.nki_sim.profile(kernel, *arrays.values())
         candidates[label] = f"{profile.total_us:.1f} us"
         print(f"  {label}: {len(candidate)} statements, profiled {profile.total_us:.1f} us")
         if best is None or profile.total_ns < best[3].total_ns:

@@ -88,6 +88,8 @@ def emit_kernel(
         sbuf, psum = peak(intervals, "sbuf"), peak(intervals, "psum")
         _check_capacity(kb, sbuf.bytes, target.sbuf_bytes_per_partition, "SBUF", sbuf.live)
         _check_capacity(kb, psum.bytes, target.psum_bytes_per_partition, "PSUM", psum.live)
+        banks = peak(intervals, "psum", _bank_bytes(target))
+        _check_capacity(kb, banks.bytes, target.psum_bytes_per_partition, "PSUM (whole banks)", banks.live)
         sbuf_bytes, psum_bytes = sbuf.bytes, psum.bytes
     returns = tuple(kb.hbm[var].name for var in program.returns)
     name = kb.names.fresh(identifier(program.name))
@@ -191,7 +193,12 @@ def _clearly_faster(candidate: KernelBuilder, current: KernelBuilder) -> bool:
 
 
 def _psum_peak(kb: KernelBuilder) -> int:
-    return peak(live_intervals(kb.groups), "psum").bytes
+    """PSUM in use at the peak, each tile rounded up to whole banks."""
+    return peak(live_intervals(kb.groups), "psum", _bank_bytes(kb.target)).bytes
+
+
+def _bank_bytes(target: Target) -> int:
+    return int(target.facts.get("psum_bank_bytes", 2048))
 
 
 def _sinks(program: Program, lowerings: Mapping[str, Lowering]) -> Callable[[int], bool]:
