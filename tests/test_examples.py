@@ -1,7 +1,9 @@
-"""Every example script runs to completion (each checks its own numbers)."""
+"""Every example script runs to completion (each checks its own numbers); the workload
+scripts at their small sizes (``NKIGYM_EXAMPLES=small``)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +20,11 @@ def test_there_are_examples() -> None:
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_example_runs(script: Path, tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "out")], capture_output=True, text=True, timeout=120
+        [sys.executable, str(script), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NKIGYM_EXAMPLES": "small"},
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert done.stdout.strip()

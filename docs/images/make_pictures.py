@@ -5,11 +5,20 @@ Each picture is drawn by the same calls the README's tour makes.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import nkigym_graph as nkigym
 
 HERE = Path(__file__).parent
+WORKLOAD_PICTURES = {
+    "softmax": {"x": (128, 1024)},
+    "layernorm": {"x": (128, 1024), "gamma": (1, 1024), "beta": (1, 1024)},
+    "rmsnorm_matmul": {"x": (128, 256), "w": (256, 512)},
+    "mlp": {"x_t": (128, 128), "w1": (128, 256), "b1": (256, 1), "w2": (256, 128)},
+    "attention": {"q_t": (128, 128), "k_t": (128, 1024), "v": (1024, 128)},
+}
+"""The README's workload pictures: each tiled at a small size (``examples/workloads.py``)."""
 
 
 def matmul(a, b):  # type: ignore[no-untyped-def]
@@ -28,6 +37,11 @@ def main() -> None:
     big = nkigym.tile(matmul, {"a": (1024, 1024), "b": (1024, 1024)})
     nkigym.write_dot(big, HERE / "big_tiled.svg")  # 1,601 statements: folded by default
     nkigym.write_dot(nkigym.saturate(big), HERE / "big_saturated.svg", fold="tile")
+    sys.path.insert(0, str(HERE.parents[1] / "examples"))
+    from workloads import WORKLOADS
+
+    for name, shapes in WORKLOAD_PICTURES.items():
+        nkigym.write_dot(nkigym.tile(WORKLOADS[name].func, shapes), HERE / f"{name}_tiled.svg")
     for path in sorted(HERE.glob("*.svg")):
         print(f"wrote {path.relative_to(HERE.parents[1])}")
 

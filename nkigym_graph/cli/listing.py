@@ -23,7 +23,7 @@ def op_lines() -> list[str]:
     for name in FUNCTIONS:
         func = getattr(frontend, name)
         summary = (inspect.getdoc(func) or "").splitlines()[0].replace("``", "")
-        lines.append(f"nkigym.{name}({_parameters(func)})".ljust(46) + summary)
+        lines.append(f"nkigym.{name}({_parameters(func)})".ljust(58) + " " + summary)
     lines.append("")
     for name, op in _CHOICES.items():
         for attr, choices in op.attr_choices.items():
@@ -34,5 +34,10 @@ def op_lines() -> list[str]:
 def _parameters(func: object) -> str:
     parts = []
     for p in inspect.signature(func).parameters.values():  # type: ignore[arg-type]
-        parts.append(p.name if p.default is p.empty else f'{p.name}="{p.default}"')
+        if p.default is p.empty:
+            parts.append(p.name)
+        else:
+            parts.append(
+                f'{p.name}="{p.default}"' if isinstance(p.default, str) else f"{p.name}={p.default!r}"
+            )
     return ", ".join(parts)

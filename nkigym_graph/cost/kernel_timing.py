@@ -174,7 +174,12 @@ def _statement_specs(
         )
         return (_Spec(fields, spec_reads, spec_writes),)
     elements = max(_per_partition(o.slices) for o in (*reads, *writes))
-    fields.update(elements=elements, inputs=max(1, len(reads)))
+    # a [P, 1] operand is one value per lane held for the whole instruction, not a stream
+    fields.update(elements=elements, inputs=max(1, sum(1 for o in reads if _per_partition(o.slices) > 1)))
+    if engine == PE and len(reads) == 1:  # a transpose: a matmul against an identity
+        (data,) = reads
+        fields.update(elements=data.slices[0][1] - data.slices[0][0], dtype=dtype_of(data.var))
+        return (_Spec(fields, spec_reads, spec_writes),)
     if engine == PE:
         stationary, moving = reads[0], reads[1]
         columns = _per_partition(moving.slices)

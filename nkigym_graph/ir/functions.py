@@ -31,6 +31,14 @@ def _gelu(x: np.ndarray) -> np.ndarray:
     return result
 
 
+def _silu(x: np.ndarray) -> np.ndarray:
+    return np.asarray(x * _sigmoid(x))
+
+
+def _mean(x: np.ndarray, axis: int, keepdims: bool = False) -> np.ndarray:
+    return np.asarray(np.mean(x, axis=axis, keepdims=keepdims))
+
+
 UNARY: Mapping[str, Unary] = MappingProxyType(
     {
         "copy": lambda x: x.copy(),
@@ -40,6 +48,7 @@ UNARY: Mapping[str, Unary] = MappingProxyType(
         "relu": lambda x: np.maximum(x, 0.0),
         "sigmoid": _sigmoid,
         "gelu": _gelu,
+        "silu": _silu,
         "sqrt": np.sqrt,
         "rsqrt": lambda x: 1.0 / np.sqrt(x),
         "reciprocal": lambda x: 1.0 / x,
@@ -65,5 +74,6 @@ REDUCE: Mapping[str, Callable[..., np.ndarray]] = MappingProxyType(
         "sum": np.sum,
         "max": np.max,
         "min": np.min,
+        "mean": _mean,
     }
 )

@@ -326,7 +326,32 @@ def allocate(
     streams = {
         name: _stream(kernel.program, name, walk.members.get(name, set()), n) for name, n in counts.items()
     }
-    return Allocation(tuple(walk.steps), streams, walk.reloads, overflow(streams, target))
+    reserve = psum_scratch_bytes(kernel)
+    return Allocation(tuple(walk.steps), streams, walk.reloads, overflow(streams, target, reserve))
+
+
+def psum_scratch_bytes(kernel: KernelProgram) -> int:
+    """PSUM (bytes per partition) outside the streams: a Tensor Engine result that keeps
+    its input's dtype (a transpose of a loaded bf16 tile) cannot be written into an fp32
+    ``psum`` slot, so the kernel writes it to a scratch tile, one per shape and dtype,
+    and copies it in."""
+    program = kernel.program
+    loaded = {
+        program.statements[n].dst.var: program.statements[n].operands[0].var
+        for n in program.statements_of("load")
+    }
+    scratch: set[tuple[tuple[int, ...], str]] = set()
+    for stmt in program.statements:
+        op = stmt.op
+        if not op.result_keeps_input_dtype or stmt.dst.var not in kernel.psum:
+            continue
+        source = loaded.get(stmt.operands[op.read_positions[0]].var)
+        dtype = (
+            (program.variables[source].dtype or WORK_DTYPE) if source is not None else working_dtype(program)
+        )
+        if dtype != PSUM_DTYPE:
+            scratch.add((tuple(hi - lo for lo, hi in stmt.dst.slices), dtype))
+    return sum(math.prod(shape[1:]) * itemsize(dtype) for shape, dtype in scratch)
 
 
 def _stream(program: Program, name: str, members: set[str], count: int) -> Stream:
@@ -349,11 +374,12 @@ def working_dtype(program: Program) -> str:
     return WORK_DTYPE if dtype == "float64" else dtype
 
 
-def overflow(streams: Mapping[str, Stream], target: Target) -> str | None:
-    """Why ``streams`` do not fit ``target``'s SBUF and PSUM (None: they fit)."""
+def overflow(streams: Mapping[str, Stream], target: Target, psum_reserve: int = 0) -> str | None:
+    """Why ``streams`` do not fit ``target``'s SBUF and PSUM with ``psum_reserve`` bytes
+    per partition of PSUM kept for scratch tiles (None: they fit)."""
     for buffer, capacity in (
         ("sbuf", target.sbuf_bytes_per_partition),
-        ("psum", target.psum_bytes_per_partition),
+        ("psum", target.psum_bytes_per_partition - psum_reserve),
     ):
         chosen = [s for s in streams.values() if s.buffer == buffer]
         used = sum(s.buffers * s.bytes_per_partition for s in chosen)

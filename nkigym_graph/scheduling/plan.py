@@ -27,7 +27,7 @@ from nkigym_graph.ir.memo import memo
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import Schedule, ScheduleError
 from nkigym_graph.ir.targets import Target
-from nkigym_graph.scheduling.allocate import Step, Stream, allocate, unlimited_walk
+from nkigym_graph.scheduling.allocate import Step, Stream, allocate, psum_scratch_bytes, unlimited_walk
 from nkigym_graph.scheduling.loops import loop_axes
 from nkigym_graph.scheduling.order import keyed_topological_order, statement_keys
 from nkigym_graph.scheduling.prepare import KernelProgram, prepare
@@ -71,7 +71,7 @@ def kernel_plan(program: Program, *, overflowing: bool = False) -> KernelPlan:
 def _plan(program: Program) -> KernelPlan:
     schedule = program.schedule or Schedule()
     ordered = _ordered(program, schedule)
-    counts = buffer_counts(schedule, ordered.usage, program.target)
+    counts = buffer_counts(schedule, ordered.usage, program.target, psum_scratch_bytes(ordered.kernel))
     allocation = allocate(ordered.kernel, ordered.order, counts, program.target)
     kernel = ordered.kernel
     return KernelPlan(
@@ -104,8 +104,11 @@ def stream_usage(program: Program) -> Mapping[str, StreamUsage]:
     return _ordered(program, program.schedule or Schedule()).usage
 
 
-def buffer_counts(schedule: Schedule, usage: Mapping[str, StreamUsage], target: Target) -> dict[str, int]:
-    """Every stream's buffer count: the schedule's, or a default that fits on chip.
+def buffer_counts(
+    schedule: Schedule, usage: Mapping[str, StreamUsage], target: Target, psum_reserve: int = 0
+) -> dict[str, int]:
+    """Every stream's buffer count: the schedule's, or a default that fits on chip (PSUM
+    less ``psum_reserve`` bytes per partition of scratch, ``allocate.psum_scratch_bytes``).
 
     By default a computed stream gets twice the tiles it keeps live (double buffering),
     PSUM at most what its banks hold, SBUF one more than live; a stream of loaded tiles
@@ -119,7 +122,7 @@ def buffer_counts(schedule: Schedule, usage: Mapping[str, StreamUsage], target: 
             f"schedule gives buffers for stream(s) {', '.join(map(repr, unknown))}, which this program's "
             f"kernel does not have (its streams: {', '.join(sorted(usage))})"
         )
-    room = {"sbuf": target.sbuf_bytes_per_partition, "psum": target.psum_bytes_per_partition}
+    room = {"sbuf": target.sbuf_bytes_per_partition, "psum": target.psum_bytes_per_partition - psum_reserve}
     counts: dict[str, int] = {}
     free: list[str] = []
     for name, use in usage.items():

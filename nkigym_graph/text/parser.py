@@ -28,7 +28,7 @@ from typing import Any
 from nkigym_graph.errors import ParseError
 from nkigym_graph.ir.dtypes import Dtypes, dtype_chooser
 from nkigym_graph.ir.literals import read_float_call
-from nkigym_graph.ir.ops import ALLOC, LOAD, STORE, get_op
+from nkigym_graph.ir.ops import ALLOC, LOAD, STORE, ops_printed_as
 from nkigym_graph.ir.ops.base import Op, ShapeError
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import ScheduleError
@@ -150,6 +150,8 @@ class _Pending:
     accumulate: bool
     node: ast.AST
     alloc_shape: tuple[int, ...] | None = None
+    alternatives: tuple[Op, ...] = ()
+    """Ops printed alike with as many tensor operands: the first whose shapes fit is meant."""
 
 
 @dataclass
@@ -186,10 +188,10 @@ class _Builder:
             if op_name == "ndarray":
                 self._alloc(dst, value, node)
                 return
-            op = self._lookup(op_name, value)
-            reads, attrs = self._call_args(op, value)
+            ops = self._call_ops(self._lookup(op_name, value), value)
+            reads, attrs = self._call_args(ops[0], value)
             self._define(dst)
-            self.pending.append(_Pending(op, reads, dst, attrs, accumulate, node))
+            self.pending.append(_Pending(ops[0], reads, dst, attrs, accumulate, node, alternatives=ops))
             return
         if accumulate:
             raise _error("`+=` needs an op call on the right-hand side", value)
@@ -237,14 +239,31 @@ class _Builder:
             return func.id
         raise _error(f"unsupported call `{ast.unparse(func)}`; expected nkigym.<op>(...)", call)
 
-    def _lookup(self, name: str, call: ast.Call) -> Op:
-        try:
-            op = get_op(name)
-        except Exception:
-            raise _error(f"unknown op `{name}`", call) from None
-        if op.engine in ("none", "dma"):
+    def _lookup(self, name: str, call: ast.Call) -> list[Op]:
+        ops = ops_printed_as(name)
+        if not ops:
+            raise _error(f"unknown op `{name}`", call)
+        if all(op.engine in ("none", "dma") for op in ops):
             raise _error(f"`{name}` is not a compute op", call)
-        return op
+        return [op for op in ops if op.engine not in ("none", "dma")]
+
+    def _tensor_name(self, name: str) -> bool:
+        """Whether a bare name is a tensor: a known one, or (in a fragment) an implicit input."""
+        known = name in self.defined or name in self.params or name in self.allocated
+        return known or self.fragment
+
+    def _call_ops(self, ops: list[Op], call: ast.Call) -> tuple[Op, ...]:
+        """The ops of the family ``ops`` that take as many tensors as ``call`` passes first
+        (``tensor_scalar(x, 0.5)`` or ``tensor_scalar(x, column)``); all of them if none does."""
+        tensors = 0
+        for arg in call.args:
+            if not (
+                isinstance(arg, ast.Subscript) or (isinstance(arg, ast.Name) and self._tensor_name(arg.id))
+            ):
+                break
+            tensors += 1
+        fitting = tuple(op for op in ops if len(op.read_positions) == tensors)
+        return fitting or tuple(ops)
 
     def _call_args(self, op: Op, call: ast.Call) -> tuple[list[_Ref], tuple[tuple[str, Any], ...]]:
         n_reads = len(op.read_positions)
@@ -338,6 +357,7 @@ class _Builder:
                 )
                 continue
             reads = [self._resolve(r, shapes) for r in item.reads]
+            op = _fitting(item, [_extent(r.slices) for r in reads])
             for ref, operand in zip(item.reads, reads, strict=True):
                 if (
                     ref.slices is not None
@@ -347,19 +367,19 @@ class _Builder:
                     explicit = True
             if item.dst.slices is None:
                 try:
-                    out_shape = tuple(item.op.output_shape([_extent(r.slices) for r in reads], item.attrs))
+                    out_shape = tuple(op.output_shape([_extent(r.slices) for r in reads], item.attrs))
                 except ShapeError as err:
                     raise _error(str(err), item.node) from None
                 shapes[item.dst.var] = out_shape
                 dst = Operand(item.dst.var, full(out_shape))
             else:
                 dst = self._resolve(item.dst, shapes)
-            operands: list[Operand | None] = [None] * len(item.op.operand_names)
-            for position, operand in zip(item.op.read_positions, reads, strict=True):
+            operands: list[Operand | None] = [None] * len(op.operand_names)
+            for position, operand in zip(op.read_positions, reads, strict=True):
                 operands[position] = operand
-            operands[item.op.write_positions[0]] = dst
+            operands[op.write_positions[0]] = dst
             complete = tuple(o for o in operands if o is not None)
-            statements.append(Statement(item.op, complete, item.attrs, item.accumulate))
+            statements.append(Statement(op, complete, op.canonical_attrs(item.attrs), item.accumulate))
         return Program(
             name,
             params,
@@ -424,6 +444,19 @@ class _Builder:
             for (lo, hi), size in zip(ref.slices, shape, strict=True)
         )
         return Operand(ref.var, slices)
+
+
+def _fitting(item: _Pending, shapes: list[tuple[int, ...]]) -> Op:
+    """The first of the statement's candidate ops whose shape rule accepts ``shapes``
+    (``tensor_tensor(x, row)`` is the row form); the first candidate when none does (its
+    verification names the problem)."""
+    for op in item.alternatives or (item.op,):
+        try:
+            op.output_shape(shapes, item.attrs)
+        except ShapeError:
+            continue
+        return op
+    return item.op
 
 
 def _extent(slices: Slices) -> tuple[int, ...]:

@@ -3,7 +3,8 @@
 A call that reduces a dimension wider than one tile (``nc_matmul`` over K chunks, a
 row ``tensor_reduce`` over free-axis chunks) computes one partial result per tile:
 the first defines the result tile, each later one is folded in. Rules as data, keyed
-by ``(op name, op= attribute)``.
+by ``(op name, op= attribute)``. A mean sums its chunks and divides the sum by the
+reduced size once, after the last chunk.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from nkigym_graph.errors import TilingError
-from nkigym_graph.ir.ops import TENSOR_TENSOR
+from nkigym_graph.ir.ops import TENSOR_SCALAR, TENSOR_TENSOR
 from nkigym_graph.ir.ops.base import Op
 from nkigym_graph.ir.statement import Attrs, make_attrs
 
@@ -21,6 +22,14 @@ class Combine(NamedTuple):
 
     op: Op | None = None
     attrs: Attrs = ()
+    partial: Attrs | None = None
+    """Attributes of the per-chunk statements (None: the call's own)."""
+    divide: bool = False
+    """After the last chunk, divide the folded result by the reduced size (a mean)."""
+
+    def finish(self, size: int) -> tuple[Op, Attrs] | None:
+        """The statement applied to the folded result, given the reduced size, or None."""
+        return (TENSOR_SCALAR, make_attrs(scalar=size, op="divide")) if self.divide else None
 
 
 ACCUMULATE = Combine()
@@ -30,6 +39,7 @@ RULES: dict[tuple[str, str | None], Combine] = {
     ("tensor_reduce", "sum"): ACCUMULATE,  # acc[...] += tensor_reduce(x_f, op="sum")
     ("tensor_reduce", "max"): Combine(TENSOR_TENSOR, make_attrs(op="maximum")),  # max of maxes
     ("tensor_reduce", "min"): Combine(TENSOR_TENSOR, make_attrs(op="minimum")),  # min of mins
+    ("tensor_reduce", "mean"): Combine(partial=make_attrs(op="sum"), divide=True),  # sum, then / n
 }
 
 

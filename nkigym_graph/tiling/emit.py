@@ -4,16 +4,22 @@ The loops over the returned tensor's tiles are outermost (dimension 0, then 1). 
 each output tile the whole computation is emitted on demand, from the output back
 to the parameters: a call asked for a tile of its result asks its inputs for the
 matching tiles (by the op's axis labels), loading each parameter tile it needs (one
-load per operand per tile, no reuse across tiles, as in seed 001's "Before"). A call
-that reduces a dimension loops over that dimension's tiles: the first partial result
-defines the result tile, later ones are combined (``+=`` or a ``tensor_tensor``, see
-``combine``), and whatever consumes the result is emitted once, after the loop. A
-double matmul thus computes, per outer output tile and outer K tile, the inner tile
-with its own K loop and accumulates it into the outer one. Then the tile is stored
-into the output. Intermediates are named ``tensor_0, tensor_1, ...`` in emission order.
+load per operand per tile, no reuse across output tiles, as in seed 001's "Before";
+``data_reuse`` shares them later). A call that reduces a dimension loops over that
+dimension's tiles: the first partial result defines the result tile, later ones are
+combined (``+=`` or a ``tensor_tensor``, see ``combine``), and whatever consumes the
+result is emitted once, after the loop. Then the tile is stored into the output.
+Intermediates are named ``tensor_0, tensor_1, ...`` in emission order.
 
-A result used twice (``tensor_tensor(x, x)``) is emitted once per loop iteration that
-needs it, never reused across iterations.
+Each tile of a call's result is computed once, the first time an output tile needs
+it, and read by every later one: a double matmul computes an inner tile within the
+first outer output tile that needs it, with its own K loop, and accumulates it into
+every outer tile reading it; a softmax computes its row maximum once per row, not once
+per output tile (no transform could remove such recomputation). Parameter tiles are
+loaded once per output tile that needs them (per chunk of a reduction within it),
+except those a value read through a broadcast operand (a row statistic ``[P, 1]``, a
+``[1, F]`` row) is computed from: those too are loaded once. A broadcast operand's
+size-1 dimension always reads tile 0.
 
 Tiles are passed around by index; every slice tuple and parameter operand is built
 once, before the loops, so the loops only name tiles and build statements.
@@ -24,14 +30,16 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Collection, Iterator
 from itertools import chain, count, product
+from math import prod
 
 from nkigym_graph.errors import TilingError
-from nkigym_graph.ir.ops import ALLOC, LOAD, STORE
+from nkigym_graph.ir.ops import ALLOC, BROADCAST, LOAD, STORE
 from nkigym_graph.ir.slices import Range, Slices
 from nkigym_graph.ir.statement import Operand, Statement, make_attrs
 from nkigym_graph.tiling.combine import ACCUMULATE, combine_rule
 from nkigym_graph.tiling.dimensions import Dimension, DimensionAnalysis
 from nkigym_graph.tiling.errors import StatementLimitError
+from nkigym_graph.tiling.online import find_online_groups, online_functions
 from nkigym_graph.tiling.trace import Call, TracedTensor
 
 TileFn = Callable[[int, int], Operand]
@@ -60,16 +68,18 @@ def emit_statements(
     dtype: str,
     reserved: Collection[str] = (),
     limit: int | None = None,
+    online: int = 0,
 ) -> list[Statement]:
     """The tiled program's statements: the output allocation, then every output tile;
-    ``StatementLimitError`` as soon as there are more than ``limit``. Tile functions call
+    ``StatementLimitError`` as soon as there are more than ``limit``. With ``online``
+    (columns per step), softmax-style rows are summed in one pass (:mod:`.online`). Tile functions call
     their inputs' (a few frames per call of the longest chain), so the recursion limit
     is raised to fit while emitting."""
     depth = 4 * len(dims.calls) + 500
     previous = sys.getrecursionlimit()
     sys.setrecursionlimit(max(previous, depth))
     try:
-        return _Emitter(dims, fresh_names(reserved)).run(output_name, dtype, limit)
+        return _Emitter(dims, fresh_names(reserved), online).run(output_name, dtype, limit)
     finally:
         sys.setrecursionlimit(previous)
 
@@ -77,7 +87,7 @@ def emit_statements(
 class _Emitter:
     """Builds one tile function per parameter and call, then runs the output loops."""
 
-    def __init__(self, dims: DimensionAnalysis, names: Iterator[str]) -> None:
+    def __init__(self, dims: DimensionAnalysis, names: Iterator[str], online: int = 0) -> None:
         self.dims = dims
         self.statements: list[Statement] = []
         self.next_name = names.__next__
@@ -92,10 +102,15 @@ class _Emitter:
                 uses[tensor.source] = uses.get(tensor.source, 0) + 1
         self.shared = {source for source, n in uses.items() if n > 1}
         """Parameters and calls read more than once: emitted once per loop iteration."""
+        self.kept = kept_sources(dims.calls)
+        """Parameters a broadcast operand's value is computed from: loaded once per tile."""
+        groups = find_online_groups(dims.calls) if online else []
+        passes = {call: fn for group in groups for call, fn in online_functions(self, group, online).items()}
         for name in dims.params:
             self._register(name, self._load_fn(name))
         for call in dims.calls:
-            self._register(call, self._call_fn(call))
+            found = passes.get(call)
+            self._register(call, found if found is not None else self._call_fn(call))
 
     # -- running ------------------------------------------------------------------------
     def run(self, output_name: str, dtype: str, limit: int | None = None) -> list[Statement]:
@@ -142,7 +157,22 @@ class _Emitter:
         return self.functions[tensor.source]
 
     def _register(self, source: Source, fn: TileFn) -> None:
-        self.functions[source] = self._memoized(source, fn) if source in self.shared else fn
+        if isinstance(source, Call) or source in self.kept:
+            fn = self._kept(source, fn)
+        elif source in self.shared:
+            fn = self._memoized(source, fn)
+        self.functions[source] = fn
+
+    def _kept(self, source: Source, fn: TileFn) -> TileFn:
+        memo: dict[tuple[int, int], Operand] = {}
+
+        def tile(i0: int, i1: int) -> Operand:
+            found = memo.get((i0, i1))
+            if found is None:
+                found = memo[(i0, i1)] = fn(i0, i1)
+            return found
+
+        return tile
 
     def _memoized(self, source: Source, fn: TileFn) -> TileFn:
         memo, scopes = self.memo, self.scopes
@@ -181,23 +211,28 @@ class _Emitter:
             )
         index = {label: i for i, label in enumerate(op.axes[write])}
         reduced: list[int] = []
-        inputs: list[tuple[TileFn, int, int]] = []
+        sizes: list[int] = []
         for labels, tensor in zip(op.axes, call.inputs, strict=False):
-            where = []
             for label, axis in zip(labels, tensor.axes, strict=True):
-                if label not in index:
+                if label not in index and label != BROADCAST:
                     index[label] = len(index)
                     reduced.append(len(self.dims.tiles(axis)))
-                where.append(index[label])
+                    sizes.append(self.dims.dimension(axis).size)
+        spread = any(BROADCAST in labels for labels in op.axes)
+        index[BROADCAST] = len(index)  # a broadcast dimension: always its one tile, 0
+        inputs: list[tuple[TileFn, int, int]] = []
+        for labels, tensor in zip(op.axes, call.inputs, strict=False):
+            where = [index[label] for label in labels]
             inputs.append((self._fn(tensor), where[0], where[1]))
         whole = self._whole(*self._dims_of(call.out_axes))
         append, next_name = self.statements.append, self.next_name
 
         reads = _reader(inputs)
         if not reduced:
+            tail = (0,) if spread else ()
 
             def compute(i0: int, i1: int) -> Operand:
-                args = reads((i0, i1))
+                args = reads((i0, i1, *tail))
                 dst = _new(Operand, (next_name(), whole[i0][i1]))
                 append(_new(Statement, (op, (*args, dst), attrs, False)))
                 return dst
@@ -206,7 +241,10 @@ class _Emitter:
 
         rule = combine_rule(op, attrs) if any(n > 1 for n in reduced) else ACCUMULATE
         fold, fold_attrs = rule.op, rule.attrs
-        first, *rest = product(*map(range, reduced))
+        finish = rule.finish(prod(sizes))
+        attrs = rule.partial if rule.partial is not None else attrs
+        chunks = product(*map(range, reduced), *([range(1)] if spread else []))
+        first, *rest = chunks
         scopes, close = self.scopes, self._close_scope
         scoped = bool(self.shared)
 
@@ -232,9 +270,32 @@ class _Emitter:
                 acc = folded
             if scoped:
                 close()
+            if finish is not None:
+                done = _new(Operand, (next_name(), slices))
+                append(_new(Statement, (finish[0], (acc, done), finish[1], False)))
+                acc = done
             return acc
 
         return reduce
+
+
+def kept_sources(calls: Collection[Call]) -> set[Source]:
+    """The parameters and calls some call reads through a broadcast operand, and every
+    parameter and call those are computed from."""
+    stack: list[Source] = [
+        tensor.source
+        for call in calls
+        for labels, tensor in zip(call.op.axes, call.inputs, strict=False)
+        if BROADCAST in labels
+    ]
+    kept: set[Source] = set()
+    while stack:
+        source = stack.pop()
+        if source not in kept:
+            kept.add(source)
+            if isinstance(source, Call):
+                stack.extend(t.source for t in source.inputs)
+    return kept
 
 
 def _reader(inputs: list[tuple[TileFn, int, int]]) -> Callable[[tuple[int, ...]], tuple[Operand, ...]]:

@@ -63,11 +63,15 @@ def tile(
     target: Target | str = TRN2,
     *,
     max_statements: int = MAX_STATEMENTS,
+    online: bool = False,
 ) -> Program:
     """Tile ``func`` for parameters of ``shapes`` on ``target``; the parameters and output
     have ``dtype`` (a name, alias such as ``"bf16"``, or numpy dtype). A program of more
-    than ``max_statements`` statements is refused before it is built."""
-    return tile_parts(func, shapes, dtype, target, max_statements=max_statements).build()
+    than ``max_statements`` statements is refused before it is built. With ``online``,
+    a row maximum and the sums of the exponentials it shifts (softmax, attention) are
+    computed in one pass over the row: a running maximum, rescaled sums
+    (``nkigym_graph.tiling.online``)."""
+    return tile_parts(func, shapes, dtype, target, max_statements=max_statements, online=online).build()
 
 
 def tile_parts(
@@ -77,9 +81,12 @@ def tile_parts(
     target: Target | str = TRN2,
     *,
     max_statements: int = MAX_STATEMENTS,
+    online: bool = False,
 ) -> TiledParts:
     """``tile`` without building the Program (for timing the two apart)."""
     resolved = check_target(target)
+    if not isinstance(online, bool):
+        raise TilingError(f"online must be True or False, got {online!r}")
     dtype_name = resolve_dtype(dtype)
     limit = check_limit(max_statements)
     if not callable(func):
@@ -104,7 +111,8 @@ def tile_parts(
     output_name = _output_name(names)
     reserved = {p for p in names if p.startswith(_FRESH)}
     try:
-        statements = emit_statements(dims, output_name, dtype_name, reserved, limit)
+        step = resolved.limit("nc_matmul", "N") or resolved.partition_size
+        statements = emit_statements(dims, output_name, dtype_name, reserved, limit, step if online else 0)
     except StatementLimitError:
         raise refuse(name, f"more than {limit:,}", limit) from None
     params = tuple(Param(p, param_shapes[p], dtype_name) for p in names)

@@ -7,8 +7,9 @@ equal labels are one dimension (``nc_matmul``'s ``K`` of lhs and rhs), a label o
 destination reuses the input axis of that label (``nc_transpose`` swaps
 ``partition``/``free``), and a destination label no input carries is a new axis (the
 size-1 axis of ``tensor_reduce``). Input labels the destination lacks are reduced
-over (``K``; the reduced ``free`` axis). So a size mismatch is reported at the call
-that causes it.
+over (``K``; the reduced ``free`` axis), except ``BROADCAST``: a broadcast operand's
+size-1 dimension joins nothing and is spread, not reduced. So a size mismatch is
+reported at the call that causes it.
 
 >>> from nkigym_graph.ir.ops import NC_MATMUL
 >>> trace = Trace()
@@ -22,7 +23,7 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 from nkigym_graph.errors import TilingError
-from nkigym_graph.ir.ops.base import Op, ShapeError
+from nkigym_graph.ir.ops.base import BROADCAST, Op, ShapeError
 from nkigym_graph.ir.statement import Attrs
 from nkigym_graph.tiling.axes import AxisUnion
 
@@ -150,6 +151,8 @@ class Trace:
                     f"dimensions, {tensor.describe()} has shape {tensor.shape}"
                 )
             for label, axis in zip(labels, tensor.axes, strict=True):
+                if label == BROADCAST:
+                    continue
                 known = by_label.get(label)
                 if known is None:
                     by_label[label] = axis

@@ -22,9 +22,11 @@ Choices, documented in the modules that make them:
 - Shapes that are not whole tiles are zero-padded in queues; a ``[P, 1]`` reduction
   result is tile column 0, as in Buda. Values in the padding of computed tensors are
   unspecified (matmuls contract them against zero padding).
-- The IR has no broadcast (``tensor_tensor`` takes equal shapes): a program spreads a
-  ``[P, 1]`` row statistic over ``[P, F]`` as ``nc_matmul(nc_transpose(v), ones)`` with a
-  ``[1, F]`` parameter of ones, which becomes a fused matmul sub-op reading ``v`` as is.
+- A ``[P, 1]`` column or ``[1, F]`` row operand (``tensor_scalar(x, column)``,
+  ``tensor_tensor(x, row)``, ``activation``'s bias column) is input 1 of an add, subtract
+  or multiply, spread by ``tile_broadcast`` and ``broadcast`` TMs (:mod:`.layout`); a
+  program may still spread a column by hand as ``nc_matmul(nc_transpose(v), ones)``,
+  which becomes a fused matmul sub-op reading ``v`` as is.
 - Tile-level programs are lifted back to tensor-level ops first (:mod:`.lift`), so
   programs tiled for a Tenstorrent target, for Trn2, or rewritten by transforms all emit.
 - A stitched parameter (``weight_stitch``) is one host queue. A netlist cannot read a

@@ -10,9 +10,16 @@ earlier micro-ops of the same list (:class:`Step`) or constants (:mod:`.constant
   times side by side;
 - a row sum is a ``matmul`` with a column of ones (the device reduces with ``max`` only);
 - ``tensor_scalar`` is a binary op with a constant input (Buda ops take no numbers);
+- a ``[P, 1]`` column or ``[1, F]`` row operand (``tensor_column``, ``tensor_row``,
+  ``activation``'s bias column) is input 1 of an ``add`` / ``subtract`` / ``multiply``
+  spread by ``tile_broadcast`` and ``broadcast`` TMs (:mod:`.layout`), the only ops
+  seed 004 allows a tile broadcast on;
+- ``activation``'s ``scale`` and ``bias`` are a ``multiply`` and an ``add`` before the
+  function;
+- a mean is the row-sum matmul times ``1 / F``;
 - names Buda lacks are compositions: ``rsqrt`` = ``reciprocal(sqrt)``, ``divide`` =
-  ``multiply`` by a ``reciprocal``, ``minimum`` = ``-maximum(-x, -y)``; ``relu`` is a
-  ``datacopy`` with ``relu_en``.
+  ``multiply`` by a ``reciprocal``, ``minimum`` = ``-maximum(-x, -y)``, ``silu`` =
+  ``x * sigmoid(x)``; ``relu`` is a ``datacopy`` with ``relu_en``.
 """
 
 from __future__ import annotations
@@ -82,6 +89,7 @@ ACTIVATIONS: dict[str, Lowering] = {
         name: _unary(name)
         for name in ("exp", "log", "tanh", "sigmoid", "sqrt", "reciprocal", "square", "abs", "gelu")
     },
+    "silu": (MicroSpec("sigmoid", (Arg(0),)), MicroSpec("multiply", (Arg(0), Step(0)))),
     "copy": _unary("datacopy"),
     "relu": _unary("datacopy", relu_en=True),  # Buda's relu is an output stage of another op
     "rsqrt": (MicroSpec("sqrt", (Arg(0),)), MicroSpec("reciprocal", (Step(0),))),
@@ -109,6 +117,55 @@ TENSOR_SCALAR: dict[str, Callable[[float], Lowering]] = {
     ),
 }
 
+SPREADABLE = frozenset({"add", "subtract", "multiply"})
+"""Binary ops whose input 1 may be tile-broadcast (seed 004, general.1)."""
+
+
+def _spread(kind: str, dim: str, shapes: Shapes) -> Lowering:
+    """``kind(data, other)`` with ``other`` a column (``dim`` c) or row (r) spread over data."""
+    if kind not in SPREADABLE:
+        raise ValueError(
+            f"{kind} with a broadcast {'column' if dim == 'c' else 'row'} has no Buda form (a tile "
+            f"broadcast feeds only {', '.join(sorted(SPREADABLE))}); for divide, multiply by a reciprocal"
+        )
+    rows, cols = shapes[0]
+    layout = Layout(spread=(dim, cols if dim == "c" else rows))
+    return (MicroSpec(kind, (Arg(0), Arg(1, layout=layout))),)
+
+
+def _then(before: Sequence[MicroSpec], after: Lowering) -> Lowering:
+    """``after`` applied to the result of ``before`` (its ``Arg(0)`` reads that result)."""
+    if not before:
+        return after
+    start = len(before)
+
+    def moved(item: MicroInput) -> MicroInput:
+        if isinstance(item, Arg) and item.index == 0:
+            return Step(start - 1)
+        if isinstance(item, Step):
+            return Step(item.index + start)
+        return item
+
+    return (*before, *(MicroSpec(m.type, tuple(moved(i) for i in m.inputs), m.attributes) for m in after))
+
+
+def _activation(attrs: Mapping[str, Any], shapes: Shapes, column: bool) -> Lowering:
+    """``f(x * scale + bias)``: a ``multiply`` and an ``add`` (of a constant, or of the bias
+    column spread along the rows) before the function."""
+    function = _lookup(ACTIVATIONS, attrs["op"], "activation")
+    before: list[MicroSpec] = []
+    scale, bias = attrs.get("scale", 1.0), attrs.get("bias", 0.0)
+    if scale != 1:
+        before.append(MicroSpec("multiply", (Arg(0), Fill(float(scale)))))
+    current: MicroInput = Step(len(before) - 1) if before else Arg(0)
+    if column:
+        spread = Arg(1, layout=Layout(spread=("c", shapes[0][1])))
+        before.append(MicroSpec("add", (current, spread)))
+    elif bias != 0:
+        before.append(MicroSpec("add", (current, Fill(float(bias)))))
+    return _then(before, function)
+
+
 _REDUCE_MAX = (("dim", "c"), ("type", "max"))
 
 
@@ -116,6 +173,11 @@ def _reduce(kind: str, shapes: Shapes) -> Lowering:
     cols = shapes[0][1]
     if kind == "sum":
         return (MicroSpec("matmul", (Arg(0), ColumnOnes(cols))),)
+    if kind == "mean":
+        return (
+            MicroSpec("matmul", (Arg(0), ColumnOnes(cols))),
+            MicroSpec("multiply", (Step(0), Fill(1.0 / cols))),
+        )
     if cols % TILE:
         raise ValueError(
             f"a {kind} over {cols} columns (not a multiple of {TILE}) would include the tile padding"
@@ -143,7 +205,10 @@ def _matmul(attrs: Mapping[str, Any], shapes: Shapes) -> Lowering:
 
 LOWERINGS: dict[str, Callable[[Mapping[str, Any], Shapes], Lowering]] = {
     "nc_matmul": _matmul,
-    "activation": lambda attrs, shapes: _lookup(ACTIVATIONS, attrs["op"], "activation"),
+    "activation": lambda attrs, shapes: _activation(attrs, shapes, column=False),
+    "activation_bias": lambda attrs, shapes: _activation(attrs, shapes, column=True),
+    "tensor_column": lambda attrs, shapes: _spread(attrs["op"], "c", shapes),
+    "tensor_row": lambda attrs, shapes: _spread(attrs["op"], "r", shapes),
     "tensor_tensor": lambda attrs, shapes: _lookup(TENSOR_TENSOR, attrs["op"], "tensor_tensor"),
     "tensor_scalar": lambda attrs, shapes: _lookup(TENSOR_SCALAR, attrs["op"], "tensor_scalar")(
         float(attrs["scalar"])

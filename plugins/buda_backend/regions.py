@@ -38,6 +38,20 @@ def _elementwise(regions: Sequence[Region], shapes: Sequence[Shape]) -> Placemen
     return Placement(first)
 
 
+def _spread(dim: int) -> Rule:
+    """Data and a broadcast operand (a column for ``dim`` 1, a row for ``dim`` 0): the
+    operand covers the data's tile along the other axis, and ``0:1`` along ``dim``."""
+
+    def rule(regions: Sequence[Region], shapes: Sequence[Shape]) -> Placement:
+        data, other = regions
+        expected = tuple((0, 1) if d == dim else data[d] for d in range(2))
+        if other != expected:
+            raise ValueError(f"the broadcast operand covers {_text(other)}, not {_text(expected)}")  # type: ignore[arg-type]
+        return Placement(data)
+
+    return rule
+
+
 def _matmul(regions: Sequence[Region], shapes: Sequence[Shape]) -> Placement:
     (k, m), (k2, n) = regions
     if k != k2:
@@ -59,6 +73,9 @@ RULES: dict[str, Rule] = {
     "activation": _elementwise,  # same tile in, same tile out
     "tensor_tensor": _elementwise,
     "tensor_scalar": _elementwise,
+    "activation_bias": _spread(1),  # data tile, and the rows' [r, 0:1] of the column
+    "tensor_column": _spread(1),
+    "tensor_row": _spread(0),  # data tile, and the columns' [0:1, c] of the row
     "nc_matmul": _matmul,  # lhs[k, m], rhs[k, n] -> out[m, n], partial sum over k
     "nc_transpose": _transpose,  # [r, c] -> [c, r]
     "tensor_reduce": _reduce,  # [p, f] -> [p, 0:1], partial reduction over f

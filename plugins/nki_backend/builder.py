@@ -12,6 +12,7 @@ instructions read PSUM directly.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -20,8 +21,11 @@ from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.statement import Operand, Statement
 from nkigym_graph.ir.targets import Target
 from nkigym_graph.ir.variables import INTERMEDIATE
+from nkigym_graph.nki_sim.timing.constants import timing_constants
 
+from .engines import CHOICES, FIXED_ENGINE, GPSIMD, EngineLoads
 from .errors import NkiEmitError
+from .fusion import Fusions
 from .ir import Affine, Alloc, Arg, Assign, Call, Group, Hbm, Instr, Pool, Ref, Tile, const_slices, whole
 from .names import NKI_ITEMSIZE, NameTable, identifier
 
@@ -30,6 +34,8 @@ PSUM_DTYPE = "nl.float32"
 PSUM_ITEMSIZE = 4
 SCRATCH_DTYPE = "nl.float32"
 """Partial results of ``+=`` statements on the Vector/Scalar Engines (which compute in fp32)."""
+STATISTIC_DTYPE = "nl.float32"
+"""Computed ``[P, 1]`` tiles (row sums, maxima, scales): fp32 whatever the kernel's dtype."""
 
 
 class Lowering(Protocol):
@@ -61,7 +67,12 @@ class KernelBuilder:
     """Collects the instruction groups of one kernel while the lowerings call it."""
 
     def __init__(
-        self, program: Program, target: Target, types: KernelTypes, lowerings: Mapping[str, Lowering]
+        self,
+        program: Program,
+        target: Target,
+        types: KernelTypes,
+        lowerings: Mapping[str, Lowering],
+        engine_policy: str = "fixed",
     ) -> None:
         self.program = program
         self.target = target
@@ -79,6 +90,14 @@ class KernelBuilder:
         """Planned kernels: the rotating buffer each variable lives in now (see ``.planned``)."""
         self.planned = False
         self.copies: dict[str, Tile] = {}
+        self.spread: dict[tuple[object, ...], Tile] = {}
+        """Rows spread over the partitions (:mod:`.spread`), by (variable, slices, partitions)."""
+        self.constants: dict[tuple[object, ...], Tile] = {}
+        """Constant tiles (ones), made once."""
+        self.fusions = Fusions()
+        """Statements done inside another's instruction (:mod:`.fusion`)."""
+        self.engines = EngineLoads(timing_constants(target), engine_policy)
+        """Time given to each compute engine so far (:mod:`.engines`)."""
         self.psum_vars = self._psum_variables()
         self.groups: list[Group] = []
         self._open: tuple[str, str, int | None] | None = None
@@ -130,7 +149,35 @@ class KernelBuilder:
         self._open = None
 
     def call(self, fn: str, *args: tuple[str, Arg]) -> None:
-        """Emit ``fn(key=arg, ...)``."""
+        """Emit ``fn(key=arg, ...)``; an instruction several engines can run goes to the
+        one where it finishes first (:mod:`.engines`)."""
+        refs = [arg for key, arg in args if isinstance(arg, Ref) and key != "dst"]
+        dst = next((arg for key, arg in args if key == "dst" and isinstance(arg, Ref)), None)
+        if dst is not None:
+            reads = [id(ref.base) for ref in refs]
+            if fn == "nisa.dma_copy" and refs:
+                load = isinstance(dst.base, Tile | Pool)
+                side = dst if load else refs[0]
+                assert isinstance(side.base, Tile | Pool)
+                nbytes = _partitions(side) * _per_partition(side) * side.base.itemsize
+                self.engines.transfer(load, nbytes, reads, id(dst.base))
+            elif fn in CHOICES or fn in FIXED_ENGINE:
+                moving = next((arg for key, arg in args if key == "moving" and isinstance(arg, Ref)), None)
+                elements = max(_per_partition(ref) for ref in (dst, *refs))
+                if moving is not None:
+                    elements = _per_partition(moving)
+                inputs = max(1, sum(1 for ref in refs if _per_partition(ref) > 1))
+                options = [
+                    e
+                    for e in CHOICES.get(fn, ())
+                    if e != GPSIMD or not any(_in_psum(r) for r in (dst, *refs))
+                ]
+                if options:
+                    engine = self.engines.choose(options, elements, inputs, reads, id(dst.base))
+                    if engine != options[0]:
+                        args = (*args, ("engine", f"nisa.engine.{engine}"))
+                else:
+                    self.engines.run(FIXED_ENGINE[fn], elements, inputs, reads, id(dst.base))
         self._instrs.append(Call(fn, tuple(args)))
 
     def assign(self, name: str, code: str) -> None:
@@ -162,8 +209,12 @@ class KernelBuilder:
         return tile
 
     def _sbuf_dtype(self, var: str) -> str:
-        """Loaded tiles keep their parameter's dtype (``a.dtype``); computed ones the working dtype."""
+        """Loaded tiles keep their parameter's dtype (``a.dtype``); computed ones the working
+        dtype, except row statistics (``[P, 1]`` tiles: sums, maxima, scales), kept in fp32
+        like the engines compute them, at no cost."""
         sources = set()
+        if self.program.variables[var].shape[1:] == (1,) and not self._loaded(var):
+            return STATISTIC_DTYPE
         for node in self.program.writers_of(var):
             stmt = self.program[node]
             source = stmt.operands[stmt.op.read_positions[0]].var if stmt.op.read_positions else None
@@ -174,6 +225,9 @@ class KernelBuilder:
         if len(names) == 1 and next(iter(names)) in self.types.params:
             return f"{names.pop()}.dtype"
         return self.types.working_code
+
+    def _loaded(self, var: str) -> bool:
+        return all(self.lowering(node).sinks for node in self.program.writers_of(var))
 
     def in_psum(self, var: str) -> bool:
         return var in self.psum_vars
@@ -212,6 +266,8 @@ class KernelBuilder:
         if operand.var in self.slots:
             return self.slot_ref(operand)
         self.copies.pop(operand.var, None)
+        for key in [k for k in self.spread if k[0] == operand.var]:
+            del self.spread[key]
         return Ref(self.allocate(operand.var), const_slices(operand.slices))
 
     def read(self, operand: Operand, statement: str, sbuf: bool = False) -> Ref:
@@ -246,6 +302,24 @@ class KernelBuilder:
         )
         self.copies[var] = copy
         return copy
+
+    def constant_tile(
+        self, key: tuple[object, ...], name: str, shape: tuple[int, ...], dtype: str, buffer: str
+    ) -> Tile:
+        """A tile made once per kernel for ``key`` (a scratch every use overwrites)."""
+        tile = self.constants.get(key)
+        if tile is None:
+            tile = self.constants[key] = self.new_tile(name, shape, dtype, buffer)
+        return tile
+
+    def ones_row(self, dtype: str, partitions: int) -> Tile:
+        """A ``[1, partitions]`` tile of ones of ``dtype`` (made once)."""
+        key = ("ones", dtype, partitions)
+        tile = self.constants.get(key)
+        if tile is None:
+            tile = self.constants[key] = self.new_tile("ones", (1, partitions), dtype, "sbuf")
+            self.call("nisa.memset", ("dst", Ref(tile, whole(tile.shape))), ("value", "1.0"))
+        return tile
 
     # -- results ----------------------------------------------------------------------
     def destination(self, stmt: Statement) -> tuple[Ref, Callable[[], None]]:
@@ -282,6 +356,20 @@ class KernelBuilder:
 
 def _nothing() -> None:
     return None
+
+
+def _per_partition(ref: Ref) -> int:
+    """Elements per partition of a region."""
+    return math.prod(stop.const - start.const for start, stop in ref.slices[1:]) if len(ref.slices) > 1 else 1
+
+
+def _partitions(ref: Ref) -> int:
+    start, stop = ref.slices[0]
+    return stop.const - start.const
+
+
+def _in_psum(ref: Ref) -> bool:
+    return isinstance(ref.base, Tile | Pool) and ref.base.buffer == "psum"
 
 
 def _itemsize(dtype: str, types: KernelTypes) -> int:

@@ -9,6 +9,12 @@ Options of ``emit(program, backend="nki", ...)``:
     with a dtype NKI lacks (float64).
 ``fit_memory`` (default True)
     when the SBUF peak exceeds the target, split wide loads (:mod:`.split`).
+``reorder`` (default False)
+    also lower the program with instructions given to the least busy engine (two
+    policies, :mod:`.engines`) and in the list-scheduled statement order
+    (:mod:`.pipeline`), and keep the lowering the engine model ends at least
+    ``REORDER_GAIN`` sooner: a faster kernel whose loops roll less (program order on the
+    default engines rolls into the shortest text).
 
 Facts of the artifact: ``lines`` and ``lines_unrolled``, ``loops``, instruction counts
 of the straight-line kernel (``dma_copy``, ``nc_matmul``, ...), estimated
@@ -20,6 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from nkigym_graph.ir.program import Program
@@ -29,6 +36,7 @@ from nkigym_graph.plugin.protocols import Artifact
 from nkigym_graph.scheduling.plan import kernel_plan
 
 from .builder import KernelBuilder, KernelTypes, Lowering
+from .engines import POLICIES
 from .errors import NkiEmitError
 from .ir import Call, Loop, Unit, instructions
 from .lower import kernel_types, lower_program
@@ -50,6 +58,7 @@ class EmitOptions:
     roll_loops: bool = True
     dtype: str | None = None
     fit_memory: bool = True
+    reorder: bool = False
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> EmitOptions:
@@ -71,14 +80,16 @@ def emit_kernel(
         raise NkiEmitError("a fragment (statements without def/return) cannot be emitted as a kernel")
     types = kernel_types(program, opts.dtype)
     if program.schedule is not None:
-        kb, splits = _planned(program, target, types, lowerings), 0
+        kb, splits = _planned(program, target, types, lowerings, opts.reorder), 0
         sbuf_bytes, psum_bytes = _pool_bytes(kb, "sbuf"), _pool_bytes(kb, "psum")
     else:
-        kb, splits = _fit(program, target, types, lowerings, opts.fit_memory)
+        kb, splits = _fit(program, target, types, lowerings, opts.fit_memory, opts.reorder)
         intervals = live_intervals(kb.groups)
         sbuf, psum = peak(intervals, "sbuf"), peak(intervals, "psum")
         _check_capacity(kb, sbuf.bytes, target.sbuf_bytes_per_partition, "SBUF", sbuf.live)
         _check_capacity(kb, psum.bytes, target.psum_bytes_per_partition, "PSUM", psum.live)
+        banks = peak(intervals, "psum", _bank_bytes(target))
+        _check_capacity(kb, banks.bytes, target.psum_bytes_per_partition, "PSUM (whole banks)", banks.live)
         sbuf_bytes, psum_bytes = sbuf.bytes, psum.bytes
     returns = tuple(kb.hbm[var].name for var in program.returns)
     name = kb.names.fresh(identifier(program.name))
@@ -103,7 +114,12 @@ def emit_kernel(
 
 
 def _fit(
-    program: Program, target: Target, types: Any, lowerings: Mapping[str, Lowering], fit: bool
+    program: Program,
+    target: Target,
+    types: Any,
+    lowerings: Mapping[str, Lowering],
+    fit: bool,
+    reorder: bool = False,
 ) -> tuple[KernelBuilder, int]:
     """Lower ``program`` in the statement order that needs least SBUF (shared loads first
     on a tie); while SBUF overflows (and ``fit``), split the wide loads whose split
@@ -125,23 +141,64 @@ def _fit(
         plans, _estimate = choice
         program = split_loads(program, plans)
         splits += len(plans)
+    if not reorder:
+        return best, splits
+    best = _faster(best, partial(lower_program, program, target, types, lowerings, best is not sunk))
+    room = max(capacity, _sbuf_peak(best))
+    for policy in POLICIES:
+        piped = lower_program(program, target, types, lowerings, engine_policy=policy, pipelined=True)
+        fits = _sbuf_peak(piped) <= room and _psum_peak(piped) <= target.psum_bytes_per_partition
+        if fits and _clearly_faster(piped, best):
+            best = piped
     return best, splits
 
 
 def _planned(
-    program: Program, target: Target, types: KernelTypes, lowerings: Mapping[str, Lowering]
+    program: Program, target: Target, types: KernelTypes, lowerings: Mapping[str, Lowering], reorder: bool
 ) -> KernelBuilder:
     """Lower a scheduled program from its kernel plan (:mod:`.planned`)."""
     try:
         plan = kernel_plan(program)
     except ScheduleError as err:
         raise NkiEmitError(f"the program's schedule cannot run: {err}") from None
-    return lower_plan(plan, target, types, lowerings)
+    return _faster(
+        lower_plan(plan, target, types, lowerings), partial(lower_plan, plan, target, types, lowerings)
+    )
+
+
+def _faster(first: KernelBuilder, lower: Callable[[str], KernelBuilder]) -> KernelBuilder:
+    """``first`` (lowered on the default engines) or the kernel each engine policy
+    lowers, whichever the engine model (:mod:`.engines`) ends clearly first."""
+    best = first
+    for policy in POLICIES:
+        other = lower(policy)
+        if _clearly_faster(other, best):
+            best = other
+    return best
 
 
 def _pool_bytes(kb: KernelBuilder, buffer: str) -> int:
     pools = {id(pool): pool for pool, _ in kb.slots.values() if pool.buffer == buffer}
     return sum(pool.count * pool.bytes_per_partition for pool in pools.values())
+
+
+REORDER_GAIN = 0.03
+"""How much sooner (a fraction) the engine model must end a kernel lowered in another
+statement order or engine policy for the emitter to prefer it to the first lowering,
+whose regular order rolls into the shortest loops."""
+
+
+def _clearly_faster(candidate: KernelBuilder, current: KernelBuilder) -> bool:
+    return candidate.engines.makespan < (1 - REORDER_GAIN) * current.engines.makespan
+
+
+def _psum_peak(kb: KernelBuilder) -> int:
+    """PSUM in use at the peak, each tile rounded up to whole banks."""
+    return peak(live_intervals(kb.groups), "psum", _bank_bytes(kb.target)).bytes
+
+
+def _bank_bytes(target: Target) -> int:
+    return int(target.facts.get("psum_bank_bytes", 2048))
 
 
 def _sinks(program: Program, lowerings: Mapping[str, Lowering]) -> Callable[[int], bool]:

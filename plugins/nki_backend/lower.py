@@ -13,7 +13,9 @@ from nkigym_graph.ir.variables import INTERMEDIATE, OUTPUT
 
 from .builder import KernelBuilder, KernelTypes, Lowering
 from .errors import NkiEmitError
+from .fusion import plan_fusions
 from .names import identifier, nki_dtype
+from .pipeline import pipelined_order
 from .schedule import allocation_points, statement_order
 
 
@@ -36,13 +38,22 @@ def lower_program(
     types: KernelTypes,
     lowerings: Mapping[str, Lowering],
     hoist_shared: bool = False,
+    engine_policy: str = "fixed",
+    pipelined: bool = False,
 ) -> KernelBuilder:
     """Lower ``program``; the builder holds the groups, tiles and HBM tensors.
-    ``hoist_shared`` picks the statement order (:func:`.schedule.statement_order`)."""
+    ``hoist_shared`` picks the statement order (:func:`.schedule.statement_order`),
+    or ``pipelined`` the list-scheduled one (:mod:`.pipeline`); ``engine_policy`` how
+    flexible instructions find their engine (:mod:`.engines`)."""
     if program.fragment:
         raise NkiEmitError("a fragment (statements without def/return) cannot be emitted as a kernel")
-    kb = KernelBuilder(program, target, types, lowerings)
-    order = statement_order(program, partial(_sinks, lowerings), hoist_shared)
+    kb = KernelBuilder(program, target, types, lowerings, engine_policy)
+    sinks = partial(_sinks, lowerings)
+    if pipelined:
+        order = pipelined_order(program, kb.engines.constants, sinks, target.psum_bytes_per_partition)
+    else:
+        order = statement_order(program, sinks, hoist_shared)
+    kb.fusions = plan_fusions(program, order)
     shared = [
         var
         for var, info in program.variables.items()
@@ -57,6 +68,8 @@ def lower_program(
             kb.close()
         stmt = program[node]
         lowering = kb.lowering(node)
+        if node in kb.fusions.absorbed:
+            continue  # done by another statement's instruction
         kb.open(stmt.op.name, program.describe(node), node)
         lowering.lower(node, stmt, kb)
         kb.close()

@@ -9,10 +9,15 @@ op                 instructions
 ``nc_matmul``      ``nisa.nc_matmul(dst=psum, stationary=lhs, moving=rhs)``; ``+=`` steps
                    accumulate in the same PSUM tile (the first write overwrites)
 ``nc_transpose``   ``nisa.nc_transpose`` into a PSUM tile, then ``nisa.tensor_copy``
-``activation``     ``nisa.activation(dst, op=nl.<f>, data)``
+``activation``     ``nisa.activation(dst, op=nl.<f>, data, bias=b, scale=s)`` (b, s numbers)
+``activation_bias`` ``nisa.activation(dst, op=nl.<f>, data, bias=column, scale=s)``
 ``tensor_tensor``  ``nisa.tensor_tensor(dst, data1, data2, op=nl.<f>)``
+``tensor_row``     ``nisa.tensor_tensor`` with the row spread over the partitions
+                   (:mod:`.spread`: a ones matmul, once per row)
 ``tensor_scalar``  ``nisa.tensor_scalar(dst, data, op0=nl.<f>, operand0=c)``
-``tensor_reduce``  ``nisa.tensor_reduce(dst, op=nl.<f>, data, axis=1, keepdims=True)``
+``tensor_column``  ``nisa.tensor_scalar(dst, data, op0=nl.<f>, operand0=column)``
+``tensor_reduce``  ``nisa.tensor_reduce(dst, op=nl.<f>, data, axis=1, keepdims=True)``;
+                   a mean then divides by the count (``nisa.tensor_scalar``)
 =================  =====================================================================
 
 ``+=`` on a load or store is a DMA with ``dst_rmw_op=nl.add``; on a Vector/Scalar Engine
@@ -30,8 +35,9 @@ from nkigym_graph.ir.statement import Statement
 from .builder import KernelBuilder, Lowering
 from .coverage import covers
 from .errors import NkiEmitError
-from .ir import Hbm, Ref, const_slices, whole
-from .names import BINARY_OPS, REDUCE_OPS, UNARY_OPS, math_op
+from .ir import Arg, Hbm, Ref, const_slices, whole
+from .names import BINARY_OPS, MEAN_REDUCTIONS, REDUCE_OPS, UNARY_OPS, math_op
+from .spread import spread_row
 
 ZERO_FILL_COLUMNS = 2048
 """Free size of the zero tile used to clear outputs that stores do not fully cover."""
@@ -146,7 +152,10 @@ class MatmulLowering(_Base):
 
 
 class TransposeLowering(_Base):
-    """Tensor Engine transpose into a PSUM tile (of the input's dtype), then a copy."""
+    """Tensor Engine transpose into a PSUM tile (of the input's dtype), then a copy. In a
+    planned kernel a transpose whose input has the ``psum`` slots' dtype writes its slot
+    directly; any other writes one scratch tile per shape and dtype, which the plan keeps
+    room for (``scheduling.allocate.psum_scratch_bytes``)."""
 
     op_name = "nc_transpose"
     sbuf_operands = frozenset({0})
@@ -154,22 +163,59 @@ class TransposeLowering(_Base):
     def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
         data = kb.read(stmt.operands[0], kb.describe(node), sbuf=True)
         shape = tuple(stop - start for start, stop in stmt.dst.slices)
-        scratch = kb.new_tile(f"{stmt.dst.var}_psum", shape, kb.dtype_of(data), "psum")
+        dtype = kb.dtype_of(data)
+        if kb.planned and stmt.dst.var in kb.slots:
+            target = kb.write(stmt.dst)
+            if not stmt.accumulate and kb.dtype_of(target) == dtype:
+                kb.call("nisa.nc_transpose", ("dst", target), ("data", data))
+                return
+            scratch = kb.constant_tile(("transpose", shape, dtype), "transpose_psum", shape, dtype, "psum")
+        else:
+            scratch = kb.new_tile(f"{stmt.dst.var}_psum", shape, dtype, "psum")
         result = Ref(scratch, whole(shape))
         kb.call("nisa.nc_transpose", ("dst", result), ("data", data))
         kb.store_result(stmt, result)
 
 
 class ActivationLowering(_Base):
+    """``op(data * scale + bias)`` in one Scalar Engine instruction; a bias column or
+    number and a scale number are the instruction's own ``bias`` and ``scale``. A row
+    sum of the result (:mod:`.fusion`) is the instruction's ``reduce_res``."""
+
     op_name = "activation"
 
     def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
         text = kb.describe(node)
-        func = math_op(UNARY_OPS, stmt.attr("op"), text)
+        values = stmt.op.attr_values(stmt.attrs)
+        func = math_op(UNARY_OPS, values["op"], text)
         data = kb.read(stmt.operands[0], text)
+        bias = kb.read(stmt.operands[1], text) if len(stmt.op.read_positions) > 1 else values.get("bias", 0.0)
+        extra: list[tuple[str, Arg]] = []
+        if isinstance(bias, Ref) or bias != 0:
+            extra.append(("bias", bias if isinstance(bias, Ref) else format_literal(bias)))
+        if values["scale"] != 1:
+            extra.append(("scale", format_literal(values["scale"])))
         dst, finish = kb.destination(stmt)
-        kb.call("nisa.activation", ("dst", dst), ("op", func), ("data", data))
+        fused = kb.fusions.reduce_of.get(node)
+        if fused is None:
+            kb.call("nisa.activation", ("dst", dst), ("op", func), ("data", data), *extra)
+            finish()
+            return
+        total = kb.program[fused]
+        total_dst, finish_total = kb.destination(total)
+        extra += [
+            ("reduce_op", "nl.add"),
+            ("reduce_res", total_dst),
+            ("reduce_cmd", "nisa.reduce_cmd.reset_reduce"),
+        ]
+        kb.call("nisa.activation", ("dst", dst), ("op", func), ("data", data), *extra)
         finish()
+        _divide_mean(kb, total, total_dst)
+        finish_total()
+
+
+class ActivationBiasLowering(ActivationLowering):
+    op_name = "activation_bias"
 
 
 class TensorTensorLowering(_Base):
@@ -187,21 +233,58 @@ class TensorTensorLowering(_Base):
         finish()
 
 
-class TensorScalarLowering(_Base):
-    op_name = "tensor_scalar"
+class TensorRowLowering(_Base):
+    """``data <op> row`` with the ``[1, F]`` row spread over the data's partitions first."""
+
+    op_name = "tensor_row"
 
     def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
         text = kb.describe(node)
         func = math_op(BINARY_OPS, stmt.attr("op"), text)
         data = kb.read(stmt.operands[0], text)
+        partitions = stmt.operands[0].slices[0][1] - stmt.operands[0].slices[0][0]
+        row = spread_row(kb, stmt.operands[1], partitions, text)
         dst, finish = kb.destination(stmt)
-        scalar = format_literal(stmt.attr("scalar"))
-        kb.call("nisa.tensor_scalar", ("dst", dst), ("data", data), ("op0", func), ("operand0", scalar))
+        kb.call("nisa.tensor_tensor", ("dst", dst), ("data1", data), ("data2", row), ("op", func))
         finish()
 
 
+class TensorScalarLowering(_Base):
+    """A number, or a ``[P, 1]`` column (``tensor_column``), as ``operand0``; the
+    statement producing its data, when fused (:mod:`.fusion`), as ``op0`` and it as ``op1``."""
+
+    op_name = "tensor_scalar"
+
+    def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
+        text = kb.describe(node)
+        steps = [stmt]
+        first = kb.fusions.first_of.get(node)
+        if first is not None:
+            steps.insert(0, kb.program[first])
+        data = kb.read(steps[0].operands[0], text)
+        args: list[tuple[str, Arg]] = []
+        for index, step in enumerate(steps):
+            args.append((f"op{index}", math_op(BINARY_OPS, step.attr("op"), text)))
+            args.append((f"operand{index}", _scalar_operand(kb, step, text)))
+        dst, finish = kb.destination(stmt)
+        kb.call("nisa.tensor_scalar", ("dst", dst), ("data", data), *args)
+        finish()
+
+
+def _scalar_operand(kb: KernelBuilder, stmt: Statement, text: str) -> Arg:
+    """``tensor_scalar``'s number, or ``tensor_column``'s column."""
+    if len(stmt.op.read_positions) > 1:
+        return kb.read(stmt.operands[1], text)
+    return format_literal(stmt.attr("scalar"))
+
+
+class TensorColumnLowering(TensorScalarLowering):
+    op_name = "tensor_column"
+
+
 class TensorReduceLowering(_Base):
-    """Reduce the free axis into a [P, 1] tile."""
+    """Reduce the free axis into a [P, 1] tile; a mean divides the sum by the count; a
+    negation of the result, when fused (:mod:`.fusion`), is the instruction's ``negate``."""
 
     op_name = "tensor_reduce"
 
@@ -209,16 +292,31 @@ class TensorReduceLowering(_Base):
         text = kb.describe(node)
         func = math_op(REDUCE_OPS, stmt.attr("op"), text)
         data = kb.read(stmt.operands[0], text)
-        dst, finish = kb.destination(stmt)
+        negation = kb.fusions.negation_of.get(node)
+        written = stmt if negation is None else kb.program[negation]
+        dst, finish = kb.destination(written)
+        extra = (("negate", "True"),) if negation is not None else ()
         kb.call(
             "nisa.tensor_reduce",
             ("dst", dst),
             ("op", func),
             ("data", data),
             ("axis", "1"),
+            *extra,
             ("keepdims", "True"),
         )
+        _divide_mean(kb, stmt, dst)
         finish()
+
+
+def _divide_mean(kb: KernelBuilder, stmt: Statement, total: Ref) -> None:
+    """A mean's sum, in ``total``, divided by the number of elements summed."""
+    if stmt.attr("op") in MEAN_REDUCTIONS:
+        (_, _), (f0, f1) = stmt.operands[0].slices
+        count = format_literal(f1 - f0)
+        kb.call(
+            "nisa.tensor_scalar", ("dst", total), ("data", total), ("op0", "nl.divide"), ("operand0", count)
+        )
 
 
 LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
@@ -231,8 +329,11 @@ LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
             MatmulLowering(),
             TransposeLowering(),
             ActivationLowering(),
+            ActivationBiasLowering(),
             TensorTensorLowering(),
+            TensorRowLowering(),
             TensorScalarLowering(),
+            TensorColumnLowering(),
             TensorReduceLowering(),
         )
     }

@@ -57,12 +57,17 @@ def group_positions(groups: Sequence[Group]) -> dict[int, tuple[int, int]]:
     return spans
 
 
-def peak(intervals: Iterable[Interval], buffer: str) -> Peak:
-    """The peak of ``buffer`` (``sbuf`` or ``psum``) over ``intervals``."""
+def peak(intervals: Iterable[Interval], buffer: str, unit: int = 0) -> Peak:
+    """The peak of ``buffer`` (``sbuf`` or ``psum``) over ``intervals``; with ``unit``, in
+    bytes rounded up to whole units per tile (a PSUM tile takes whole banks)."""
     chosen = [iv for iv in intervals if iv.tile.buffer == buffer]
+
+    def size(iv: Interval) -> int:
+        used = iv.tile.bytes_per_partition
+        return -(-used // unit) * unit if unit else used
+
     events = sorted(
-        [(iv.first, 1, iv.tile.bytes_per_partition) for iv in chosen]
-        + [(iv.last + 1, 0, -iv.tile.bytes_per_partition) for iv in chosen]
+        [(iv.first, 1, size(iv)) for iv in chosen] + [(iv.last + 1, 0, -size(iv)) for iv in chosen]
     )
     total = best = at = 0
     for position, _, delta in events:

@@ -44,6 +44,8 @@ UNARY_OPS: Mapping[str, str] = MappingProxyType(
             "tanh",
             "relu",
             "sigmoid",
+            "gelu",
+            "silu",
             "sqrt",
             "rsqrt",
             "reciprocal",
@@ -57,7 +59,11 @@ UNARY_OPS: Mapping[str, str] = MappingProxyType(
 BINARY_OPS: Mapping[str, str] = MappingProxyType(
     {name: f"nl.{name}" for name in ("add", "subtract", "multiply", "divide", "maximum", "minimum")}
 )
-REDUCE_OPS: Mapping[str, str] = MappingProxyType({"sum": "nl.add", "max": "nl.maximum", "min": "nl.minimum"})
+REDUCE_OPS: Mapping[str, str] = MappingProxyType(
+    {"sum": "nl.add", "max": "nl.maximum", "min": "nl.minimum", "mean": "nl.add"}
+)
+MEAN_REDUCTIONS = frozenset({"mean"})
+"""Reductions whose sum is then divided by the number of elements reduced."""
 
 RESERVED = frozenset({"nki", "nl", "nisa", "range", "len", "print", *keyword.kwlist})
 """Names the kernel text uses itself; program names equal to one get a trailing ``_``."""

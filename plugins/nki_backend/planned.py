@@ -28,11 +28,15 @@ from .names import NKI_ITEMSIZE, identifier, nki_dtype
 
 
 def lower_plan(
-    plan: KernelPlan, target: Target, types: KernelTypes, lowerings: Mapping[str, Lowering]
+    plan: KernelPlan,
+    target: Target,
+    types: KernelTypes,
+    lowerings: Mapping[str, Lowering],
+    engine_policy: str = "fixed",
 ) -> KernelBuilder:
     """Lower ``plan``; the builder holds the groups and HBM tensors."""
     program = plan.program
-    kb = KernelBuilder(program, target, types, lowerings)
+    kb = KernelBuilder(program, target, types, lowerings, engine_policy)
     kb.planned = True
     kb.psum_vars = plan.psum
     pools = {

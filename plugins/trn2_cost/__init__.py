@@ -15,7 +15,8 @@ Per statement (the tables below, keyed by op name or engine):
   slower for fp32 inputs; ``nc_transpose`` is a matmul against an identity (2x slower
   for fp32 in transpose mode).
 - **Vector / Scalar Engines**: ~N cycles per input operand (N = elements per
-  partition) plus ~100 fixed cycles, at 0.96 / 1.2 GHz.
+  partition; a ``[P, 1]`` operand is held, not streamed) plus ~100 fixed cycles, at
+  0.96 / 1.2 GHz.
 - A PSUM tile read by the DMA or the Tensor Engine is first evicted to SBUF by a
   Vector Engine copy (one per read).
 

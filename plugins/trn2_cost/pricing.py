@@ -23,8 +23,10 @@ from nkigym_graph.ir.variables import INTERMEDIATE, PARAM
 from nkigym_graph.nki_sim.timing.constants import timing_constants
 from nkigym_graph.plugin.registry import registered_cost_models, registered_targets
 
-RESULT_DTYPE = {"nc_matmul": "float32", "nc_transpose": "float32"}
-"""Ops whose result dtype is fixed: the Tensor Engine writes fp32 into PSUM."""
+RESULT_DTYPE = {"nc_matmul": "float32"}
+"""Ops whose result dtype is fixed: a matmul accumulates fp32 in PSUM. A transpose keeps its
+input's dtype (NKI's ``nc_transpose`` writes PSUM in the input dtype), so a matmul reading
+a transposed bf16 tile runs at the bf16 rate."""
 BUFFER_OF_ENGINE = {"tensor": "psum"}
 """Where an engine's results live (default: SBUF)."""
 READS_SBUF_ONLY = frozenset({"dma", "tensor"})
@@ -185,7 +187,8 @@ def _transpose(stmt: Statement, pricing: Pricing) -> Work:
 
 def _stream(stmt: Statement, pricing: Pricing) -> Work:
     reads = stmt.reads
-    cycles = len(reads) * _free(reads[0].slices) + pricing.facts["vector_fixed_cycles"]
+    streams = max(1, sum(1 for read in reads if _free(read.slices) > 1))  # a [P, 1] operand is held
+    cycles = streams * _free(reads[0].slices) + pricing.facts["vector_fixed_cycles"]
     return Work(_cycles(stmt, pricing, cycles), volume(reads[0].slices))
 
 

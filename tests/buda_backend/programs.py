@@ -1,8 +1,9 @@
 """The programs the Buda backend tests emit, with their parameter shapes and inputs.
 
-``layernorm_like`` spreads a ``[P, 1]`` row statistic over the row with
-``nc_matmul(nc_transpose(v), ones)`` (``ones`` is a ``[1, F]`` parameter of ones):
-the IR's ``tensor_tensor`` takes equal shapes and has no broadcast.
+``layernorm_like`` spreads a ``[P, 1]`` row statistic over the row by hand, with
+``nc_matmul(nc_transpose(v), ones)`` (``ones`` is a ``[1, F]`` parameter of ones); the
+broadcasting forms (``tensor_scalar(x, column)``) are tested in
+``test_buda_backend_broadcast``.
 """
 
 from __future__ import annotations

@@ -36,9 +36,11 @@ def test_tile_help_lists_the_dtypes(capsys) -> None:
 def test_ops_lists_ops_and_activation_functions(capsys) -> None:
     assert main(["ops"]) == 0
     out = capsys.readouterr().out
-    assert 'nkigym.activation(x, op="tanh")' in out and "nkigym.nc_matmul(lhs, rhs)" in out
+    assert (
+        'nkigym.activation(x, op="tanh", scale=1.0, bias=0.0)' in out and "nkigym.nc_matmul(lhs, rhs)" in out
+    )
     assert "activation op=: abs, copy, exp, gelu, log, negative, reciprocal, relu" in out
-    assert "tensor_reduce op=: max, min, sum" in out
+    assert "tensor_reduce op=: max, mean, min, sum" in out
 
 
 def test_progress_in_a_log_is_plain_lines() -> None:

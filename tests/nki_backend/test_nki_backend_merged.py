@@ -58,11 +58,14 @@ def test_saturated_matmul_loads_each_input_region_once(saturated: ng.Program, ar
 
 
 def test_saturated_matmul_rolls_into_loops(saturated: ng.Program) -> None:
-    facts = ng.emit_artifact(saturated, backend="nki").facts
+    facts = ng.emit_artifact(saturated, backend="nki").facts  # program order
     assert facts["lines_unrolled"] > 400
     assert facts["lines"] <= 40
     assert facts["loops"] >= 3
     assert facts["instructions"]["nc_matmul"] == 128 and facts["instructions"]["dma_copy"] == 32
+    pipelined = ng.emit_artifact(saturated, backend="nki", reorder=True).facts  # list-scheduled
+    assert pipelined["loops"] >= 1 and pipelined["lines"] < pipelined["lines_unrolled"]
+    assert pipelined["instructions"] == facts["instructions"]  # the same work, reordered
 
 
 def test_rolled_and_unrolled_kernels_agree(saturated: ng.Program, arrays) -> None:

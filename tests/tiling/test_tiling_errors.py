@@ -60,12 +60,12 @@ def test_size_mismatch_names_op_and_both_sizes(func, shapes, message: str) -> No
         tile(func, shapes)
 
 
-def test_reduced_result_does_not_broadcast() -> None:
-    def f(x):
-        return tensor_tensor(x, tensor_reduce(x, op="max"), op="subtract")
+def test_operand_that_neither_matches_nor_broadcasts() -> None:
+    def f(x, y):
+        return tensor_tensor(x, y, op="subtract")
 
-    with pytest.raises(TilingError, match=r"tensor_tensor.*size 128 but tensor_reduce.*size 1"):
-        tile(f, {"x": (128, 128)})
+    with pytest.raises(TilingError, match=r"tensor_tensor.*size 128 but y\[axis 1\] has size 2"):
+        tile(f, {"x": (128, 128), "y": (128, 2)})
 
 
 @pytest.mark.parametrize(
@@ -130,10 +130,15 @@ def test_untraceable_operations(func, message: str) -> None:
     ("func", "message"),
     [
         (lambda a: activation(a, op="tanhh"), r"activation: op='tanhh' is not one of \['abs'"),
-        (lambda a: tensor_reduce(a, op="mean"), r"tensor_reduce: op='mean' is not one of \['max'"),
+        (lambda a: tensor_reduce(a, op="median"), r"tensor_reduce: op='median' is not one of \['max'"),
         (
             lambda a: tensor_scalar(a, "two"),  # type: ignore[arg-type]
-            "tensor_scalar: the scalar must be a number, got 'two'",
+            "tensor_scalar: the scalar must be a number or a tensor, got 'two'",
+        ),
+        (lambda a: activation(a, scale="x"), "scale must be a number, got 'x'"),  # type: ignore[arg-type]
+        (
+            lambda a: tensor_tensor(tensor_reduce(a), a, op="subtract"),
+            r"the broadcast operand must come second",
         ),
         (lambda a: tensor_tensor(a, np.ones((128, 128))), "cannot mix traced tensors and constant"),
     ],

@@ -76,9 +76,11 @@ def test_nested_eager_calls(rng: np.random.Generator) -> None:
         (lambda: tensor_tensor(np.ones((3, 2)), np.ones((3, 3))), "tensor_tensor: .*shapes differ"),
         (lambda: activation(np.ones(3)), r"activation: operand data must be 2-D, got shape \(3,\)"),
         (lambda: activation(np.ones((2, 2)), op="mish"), "activation: op='mish' is not one of"),
+        (lambda: activation(np.ones((2, 2)), op="erf"), "activation: op='erf' is not one of"),
         (lambda: tensor_tensor(np.ones((2, 2)), np.ones((2, 2)), op="pow"), "op='pow' is not one of"),
-        (lambda: tensor_scalar(np.ones((2, 2)), True), "the scalar must be a number, got True"),
-        (lambda: tensor_reduce(np.ones((2, 2)), op="mean"), "op='mean' is not one of"),
+        (lambda: tensor_scalar(np.ones((2, 2)), True), "the scalar must be a number or a tensor, got True"),
+        (lambda: tensor_reduce(np.ones((2, 2)), op="median"), "op='median' is not one of"),
+        (lambda: activation(np.ones((2, 2)), bias=np.ones((1, 2))), "column operand of a .* must be"),
     ],
 )
 def test_bad_eager_calls(call, message: str) -> None:

@@ -1,11 +1,18 @@
 """Op singletons. Each op carries its own operand layout, limits, semantics and printing."""
 
-from nkigym_graph.ir.ops.base import Op, ShapeError
-from nkigym_graph.ir.ops.elementwise import ACTIVATION, TENSOR_SCALAR, TENSOR_TENSOR
+from nkigym_graph.ir.ops.base import BROADCAST, Op, ShapeError
+from nkigym_graph.ir.ops.elementwise import (
+    ACTIVATION,
+    ACTIVATION_BIAS,
+    TENSOR_COLUMN,
+    TENSOR_ROW,
+    TENSOR_SCALAR,
+    TENSOR_TENSOR,
+)
 from nkigym_graph.ir.ops.matmul import NC_MATMUL
 from nkigym_graph.ir.ops.memory import ALLOC, LOAD, STORE
 from nkigym_graph.ir.ops.reduce import TENSOR_REDUCE
-from nkigym_graph.ir.ops.registry import all_ops, get_op, register_op
+from nkigym_graph.ir.ops.registry import all_ops, get_op, ops_printed_as, register_op
 from nkigym_graph.ir.ops.transpose import NC_TRANSPOSE
 
 for _op in (
@@ -15,25 +22,33 @@ for _op in (
     NC_MATMUL,
     NC_TRANSPOSE,
     ACTIVATION,
+    ACTIVATION_BIAS,
     TENSOR_TENSOR,
+    TENSOR_ROW,
     TENSOR_SCALAR,
+    TENSOR_COLUMN,
     TENSOR_REDUCE,
 ):
     register_op(_op)
 
 __all__ = [
     "ACTIVATION",
+    "ACTIVATION_BIAS",
     "ALLOC",
+    "BROADCAST",
     "LOAD",
     "NC_MATMUL",
     "NC_TRANSPOSE",
     "STORE",
+    "TENSOR_COLUMN",
     "TENSOR_REDUCE",
+    "TENSOR_ROW",
     "TENSOR_SCALAR",
     "TENSOR_TENSOR",
     "Op",
     "ShapeError",
     "all_ops",
     "get_op",
+    "ops_printed_as",
     "register_op",
 ]

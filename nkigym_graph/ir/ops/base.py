@@ -6,6 +6,12 @@ an axis label per operand dimension (``nc_matmul``: lhs ``(K, M)``, rhs ``(K, N)
 dst ``(M, N)``), its attributes, its output shape and numpy semantics, the engine it
 runs on, and how it prints. Limits are looked up on the target by ``(op name, axis)``,
 so the same op serves Trainium and Tenstorrent.
+
+An operand dimension labelled ``BROADCAST`` has size 1 and is spread over the other
+operands' axis in that position (the ``[P, 1]`` column of ``tensor_scalar(x, column)``):
+it joins no other axis and is never reduced. Ops that print alike but differ in their
+operands (``tensor_scalar(x, 0.5)`` and ``tensor_scalar(x, column)``) share a
+``text_name``; the parser tells them apart by their tensor arguments.
 """
 
 from __future__ import annotations
@@ -25,6 +31,9 @@ OperandText = Callable[[int], str]
 ON_CHIP_ITEMSIZE = 4
 """Bytes per element assumed for on-chip tiles when bounding free sizes (fp32)."""
 
+BROADCAST = "broadcast"
+"""Axis label of a size-1 operand dimension spread over the other operands' axis."""
+
 
 class ShapeError(ValueError):
     """Operand shapes an op cannot accept; the message says why."""
@@ -34,6 +43,8 @@ class Op:
     """Base class of the op singletons. Subclasses set the class attributes."""
 
     name: str = ""
+    text_name: str = ""
+    """The name it prints with (``nkigym.<text_name>(...)``); empty: ``name``."""
     operand_names: tuple[str, ...] = ()
     read_positions: tuple[int, ...] = ()
     write_positions: tuple[int, ...] = ()
@@ -45,8 +56,16 @@ class Op:
     """Attributes printed as keywords, in this order."""
     attr_choices: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
     """For attributes restricted to names: the accepted names."""
+    attr_defaults: ClassVar[Mapping[str, Any]] = {}
+    """Optional attributes and their values when absent; a statement holds (and prints)
+    only the ones that differ from their default."""
+    number_attrs: frozenset[str] = frozenset()
+    """Attributes that must be numbers (ints or floats)."""
     engine: str = "none"
     """Where it runs: ``dma``, ``tensor``, ``vector``, ``scalar`` or ``none``."""
+    result_keeps_input_dtype: bool = False
+    """Whether the result has its input's dtype wherever it lives (a Tensor Engine
+    transpose writes PSUM in the input dtype, where a matmul accumulates fp32)."""
     on_chip_positions: tuple[int, ...] = ()
     """Operands that live in on-chip memory (their free size is bounded by SBUF)."""
 
@@ -56,14 +75,33 @@ class Op:
         names = {k for k, _ in attrs}
         expected = set(self.positional_attrs) | set(self.keyword_attrs)
         if names - expected:
-            return f"unknown attribute(s) {sorted(names - expected)}; {self.name} takes {sorted(expected)}"
-        if expected - names:
-            return f"missing attribute(s) {sorted(expected - names)}"
+            return f"unknown attribute(s) {sorted(names - expected)}; {self.text} takes {sorted(expected)}"
+        if expected - names - set(self.attr_defaults):
+            return f"missing attribute(s) {sorted(expected - names - set(self.attr_defaults))}"
         for key, value in attrs:
             choices = self.attr_choices.get(key)
             if choices is not None and (not isinstance(value, Hashable) or value not in choices):
                 return f"{key}={value!r} is not one of {sorted(choices)}"
+            if key in self.number_attrs and (isinstance(value, bool) or not isinstance(value, int | float)):
+                return f"{key} must be a number, got {value!r}"
         return None
+
+    def canonical_attrs(self, attrs: Attrs) -> Attrs:
+        """``attrs`` without the optional ones that equal their default (how a statement
+        holds them, so equal statements compare and hash equal)."""
+        defaults = self.attr_defaults
+        if not defaults:
+            return attrs
+        return tuple((k, v) for k, v in attrs if not (k in defaults and _same_value(v, defaults[k])))
+
+    def attr_values(self, attrs: Attrs) -> dict[str, Any]:
+        """Every attribute's value, the defaults of absent optional ones included."""
+        return {**self.attr_defaults, **dict(attrs)}
+
+    @property
+    def text(self) -> str:
+        """The name the op prints with."""
+        return self.text_name or self.name
 
     # -- shapes and semantics ---------------------------------------------------------
     def output_shape(self, read_shapes: Sequence[tuple[int, ...]], attrs: Attrs) -> tuple[int, ...]:
@@ -116,13 +154,13 @@ class Op:
         attrs = stmt.attr_map
         parts = [operand(p) for p in self.read_positions]
         parts += [format_literal(attrs[k]) for k in self.positional_attrs]
-        parts += [f"{k}={format_literal(attrs[k])}" for k in self.keyword_attrs]
+        parts += [f"{k}={format_literal(attrs[k])}" for k in self.keyword_attrs if k in attrs]
         return ", ".join(parts)
 
     def format(self, stmt: Statement, operand: OperandText, dst: str) -> str:
         """The statement's line: ``dst = nkigym.name(args)`` or ``dst[...] += ...``."""
         assign = "+=" if stmt.accumulate else "="
-        return f"{dst} {assign} nkigym.{self.name}({self.format_args(stmt, operand)})"
+        return f"{dst} {assign} nkigym.{self.text}({self.format_args(stmt, operand)})"
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
@@ -132,6 +170,13 @@ class Op:
         from nkigym_graph.ir.ops import registry
 
         return (registry.get_op, (self.name,))
+
+
+def _same_value(value: Any, default: Any) -> bool:
+    """``value == default`` for numbers of either type (``1`` and ``1.0``), strictly otherwise."""
+    if isinstance(value, bool) or isinstance(default, bool):
+        return value is default
+    return type(value) in (int, float) and type(default) in (int, float) and value == default
 
 
 def same_shape(shapes: Sequence[tuple[int, ...]], what: str) -> tuple[int, ...]:

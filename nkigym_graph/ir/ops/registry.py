@@ -27,6 +27,12 @@ def get_op(name: str) -> Op:
         raise PluginError(f"unknown op {name!r}; known ops: {', '.join(sorted(_OPS))}") from None
 
 
+def ops_printed_as(text_name: str) -> list[Op]:
+    """The registered ops that print as ``nkigym.<text_name>(...)``, in registration order
+    (``tensor_scalar``: the constant form, then the ``[P, 1]`` column form)."""
+    return [op for op in _OPS.values() if op.text == text_name]
+
+
 def all_ops() -> dict[str, Op]:
     """A copy of the registry."""
     return dict(_OPS)

@@ -21,6 +21,7 @@ class NcTransposeOp(Op):
     axes = (("partition", "free"), ("free", "partition"))
     engine = "tensor"
     on_chip_positions = (0, 1)
+    result_keeps_input_dtype = True
 
     def output_shape(self, read_shapes: Sequence[tuple[int, ...]], attrs: Attrs) -> tuple[int, ...]:
         (shape,) = read_shapes

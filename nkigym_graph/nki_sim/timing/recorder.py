@@ -218,7 +218,9 @@ class Recorder:
             self._dma(event, written, touched, on_chip, hwdge=_DMA_CALLS.get(name, False))
             return
         event.elements = max(_per_partition(t) for t in touched)
-        event.inputs = max(1, len(read))
+        # a [P, 1] operand (tensor_scalar's operand, activation's bias or scale) is one
+        # value per lane held for the whole instruction, not a second stream of inputs
+        event.inputs = max(1, sum(1 for t in read if _per_partition(t) > 1))
         if name in _PE_CALLS or (name == "nisa.nc_transpose" and _pe_transpose(bound, written, read)):
             event.engine = PE
             moving = bound.get("moving", bound.get("y"))

@@ -1,0 +1,17 @@
+"""An MLP with gelu, gelu(x @ w1 + b1) @ w2 (2048 tokens, 1024 -> 4096 -> 1024, bf16).
+
+Tile, search, emit an NKI kernel, simulate it against numpy and profile it; emit a Buda
+netlist at a small size, check it and evaluate it against numpy.
+
+    python examples/mlp.py [OUTPUT_DIR] [--small] [--online]
+
+The functions and their numpy references are in ``workloads.py``; ``--small`` (or
+``NKIGYM_EXAMPLES=small``) runs the test sizes, ``--online`` tiles softmax rows online.
+"""
+
+import sys
+
+from workloads import main
+
+if __name__ == "__main__":
+    main(["mlp"], sys.argv[1:])

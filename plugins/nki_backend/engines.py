@@ -1,0 +1,120 @@
+"""Which engine runs an instruction that NKI lets several engines run.
+
+``nisa.tensor_copy`` and ``nisa.tensor_scalar`` run on the Vector, Scalar or GpSimd
+Engine (NeuronCore-v3) and
+``nisa.tensor_tensor`` on the Vector or GpSimd Engine. The engines run their
+instructions in order, side by side, so a kernel that gives them all to the Vector
+Engine waits on it while the others idle, and an instruction queued behind one that
+waits for its inputs waits too. The backend follows the kernel as it emits it, with the
+calibrated timing model's per-instruction times (``nkigym_graph.nki_sim.timing``):
+when each engine's queue is free, when each buffer's last write lands (loads at the DMA
+rate). With ``emit(..., reorder=True)`` it gives each flexible instruction to an engine
+by one of two policies: ``finish``, the engine on which it would finish first, or
+``balance``, the engine whose total work would end least (the default engine on a tie),
+lowers the kernel with each and keeps the one the model ends first (``makespan``);
+otherwise (policy ``fixed``) every instruction stays on its default engine::
+
+    nisa.tensor_reduce(dst=m, op=nl.maximum, data=x, ...)         # Vector only
+    nisa.activation(dst=e, op=nl.exp, data=x, bias=m, ...)        # Scalar only
+    nisa.tensor_scalar(dst=y, data=e, op0=nl.multiply, operand0=r,
+                       engine=nisa.engine.gpsimd)                 # finishes first there
+
+The GpSimd Engine cannot read or write PSUM, so an instruction touching PSUM is never
+given to it. The figures only steer the choice; the kernel's time is the profile's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from nkigym_graph.nki_sim.timing.constants import TimingConstants
+
+VECTOR, SCALAR, GPSIMD, TENSOR = "vector", "scalar", "gpsimd", "tensor"
+FIXED_ENGINE = {
+    "nisa.tensor_reduce": VECTOR,
+    "nisa.tensor_copy": VECTOR,
+    "nisa.tensor_tensor": VECTOR,
+    "nisa.tensor_scalar": VECTOR,
+    "nisa.memset": VECTOR,
+    "nisa.activation": SCALAR,
+    "nisa.nc_matmul": TENSOR,
+    "nisa.nc_transpose": TENSOR,
+}
+"""The engine an instruction runs on when the backend does not choose one."""
+CHOICES = {
+    "nisa.tensor_copy": (VECTOR, SCALAR, GPSIMD),
+    "nisa.tensor_scalar": (VECTOR, SCALAR, GPSIMD),
+    "nisa.tensor_tensor": (VECTOR, GPSIMD),
+}
+"""The engines NKI lets run each flexible instruction, the default first."""
+
+
+POLICIES = ("balance", "finish")
+"""The policies that choose engines (``fixed`` keeps the default engine)."""
+
+
+class EngineLoads:
+    """When each engine's queue and each buffer is ready, in ns from the kernel's start,
+    and the work given to each engine."""
+
+    def __init__(self, constants: TimingConstants, policy: str = "fixed") -> None:
+        self.constants = constants
+        self.policy = policy
+        self.busy = {VECTOR: 0.0, SCALAR: 0.0, GPSIMD: 0.0, TENSOR: 0.0}
+        self.free = {VECTOR: 0.0, SCALAR: 0.0, GPSIMD: 0.0, TENSOR: 0.0, "load": 0.0, "store": 0.0}
+        self.ready: dict[int, float] = {}
+        """Buffer (``id`` of its base) -> when its last write lands."""
+
+    def time_ns(self, engine: str, elements: int, inputs: int) -> float:
+        """One instruction of ``elements`` per partition over ``inputs`` streamed operands
+        (for the Tensor Engine: ``elements`` moving columns, at the bf16 rate)."""
+        c = self.constants
+        if engine == VECTOR:
+            per = c.vector_cycles_per_element_two_inputs if inputs >= 2 else c.vector_cycles_per_element
+            return (c.vector_fixed_cycles + elements * per) / c.vector_clock_ghz
+        if engine == SCALAR:
+            return (c.scalar_fixed_cycles + elements * c.scalar_cycles_per_element) / c.scalar_clock_ghz
+        if engine == TENSOR:
+            return (c.pe_fixed_cycles + max(elements, c.pe_min_moving)) / c.pe_clock_ghz
+        return (c.gpsimd_fixed_cycles + elements * c.gpsimd_cycles_per_element) / c.gpsimd_clock_ghz
+
+    def transfer(self, load: bool, nbytes: int, reads: Sequence[int], write: int) -> None:
+        """A DMA of ``nbytes`` into (``load``) or out of SBUF, on its direction's ring."""
+        c = self.constants
+        ring = "load" if load else "store"
+        start = max([self.free[ring], *(self.ready.get(r, 0.0) for r in reads)])
+        self.free[ring] = start + nbytes / (c.dma_queues * c.dma_queue_bytes_per_ns)
+        self.ready[write] = self.free[ring] + c.dma_fixed_ns_hwdge
+
+    @property
+    def makespan(self) -> float:
+        """When the last queue empties."""
+        return max(self.free.values())
+
+    def run(self, engine: str, elements: int, inputs: int, reads: Sequence[int], write: int) -> float:
+        """Queue an instruction on ``engine``; returns when it finishes."""
+        finish = self._finish(engine, elements, inputs, reads)
+        self.busy[engine] += self.time_ns(engine, elements, inputs)
+        self.free[engine] = finish
+        self.ready[write] = finish
+        return finish
+
+    def choose(
+        self, options: Sequence[str], elements: int, inputs: int, reads: Sequence[int], write: int
+    ) -> str:
+        """The engine of ``options`` the policy prefers (the first option on a tie), queued there."""
+
+        def cost(engine: str) -> float:
+            if self.policy == "fixed":
+                return 0.0
+            if self.policy == "finish":
+                return self._finish(engine, elements, inputs, reads)
+            return self.busy[engine] + self.time_ns(engine, elements, inputs)
+
+        engine = min(options, key=lambda e: (cost(e), options.index(e)))
+        self.run(engine, elements, inputs, reads, write)
+        return engine
+
+    def _finish(self, engine: str, elements: int, inputs: int, reads: Sequence[int]) -> float:
+        start = max([self.free[engine], *(self.ready.get(r, 0.0) for r in reads)])
+        return start + self.time_ns(engine, elements, inputs)

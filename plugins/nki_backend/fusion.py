@@ -1,0 +1,177 @@
+"""Statements the kernel computes inside another statement's instruction.
+
+NKI instructions do more than one program statement each; the emitter uses that where
+the program allows:
+
+=====================================  ==============================================
+program                                kernel
+=====================================  ==============================================
+``e = activation(...)``,               one ``nisa.activation(dst=e, ...,
+``s (+)= tensor_reduce(e, op="sum")``  reduce_op=nl.add, reduce_res=s)``: the Scalar Engine
+                                       sums what it writes (a mean then divides)
+``t = tensor_scalar(x, a, op=f)``,     one ``nisa.tensor_scalar(dst=u, data=x, op0=f,
+``u = tensor_scalar(t, b, op=g)``      operand0=a, op1=g, operand1=b)`` (numbers or
+                                       ``[P, 1]`` columns), when only ``u`` reads ``t``
+``m = tensor_reduce(x, op="max")``,    one ``nisa.tensor_reduce(dst=n, ..., negate=True)``,
+``n = tensor_scalar(m, -1.0, ...)``    when only ``n`` reads ``m``
+=====================================  ==============================================
+
+A pair fuses only when moving the later statement's work to where the earlier one
+runs (or the reverse) changes nothing another statement sees: the absorbed
+statement's inputs are ready, and nothing in between reads or writes what it touches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Statement
+
+SUMS = frozenset({"sum", "mean"})
+"""Reductions the Scalar Engine's reduce registers compute (a mean divides after)."""
+ACTIVATIONS = frozenset({"activation", "activation_bias"})
+SCALAR_OPS = frozenset({"tensor_scalar", "tensor_column"})
+
+
+@dataclass
+class Fusions:
+    """Which statement's instruction does which other statement's work."""
+
+    reduce_of: dict[int, int] = field(default_factory=dict)
+    """Activation -> the row sum of its result it also computes."""
+    first_of: dict[int, int] = field(default_factory=dict)
+    """``tensor_scalar`` -> the ``tensor_scalar`` producing its data, done as its ``op0``."""
+    negation_of: dict[int, int] = field(default_factory=dict)
+    """Max reduction -> the negation of its result it also computes."""
+    absorbed: set[int] = field(default_factory=set)
+    """Statements emitted inside another's instruction (no group of their own)."""
+    taken: set[int] = field(default_factory=set)
+    """Every statement of a fusion (each takes part in one at most)."""
+    runs_at: dict[int, int] = field(default_factory=dict)
+    """Absorbed statement -> the statement whose instruction does its work."""
+
+    def add(self, table: dict[int, int], doer: int, done: int, absorbed: int) -> None:
+        """Record that ``doer``'s instruction does ``done``'s work; ``absorbed`` (one of
+        the two) gets no instruction of its own."""
+        table[doer] = done
+        self.absorbed.add(absorbed)
+        self.taken.update((doer, done))
+        self.runs_at[absorbed] = done if absorbed == doer else doer
+
+
+def plan_fusions(program: Program, order: list[int]) -> Fusions:
+    """The fusions of ``program`` lowered in ``order`` (see the module docstring)."""
+    lowered = _Order(order)
+    fusions = Fusions()
+    statements = program.statements
+    for node in order:
+        stmt = statements[node]
+        name = stmt.op.name
+        if name == "tensor_reduce" and stmt.attr("op") in SUMS:
+            _sum_after_activation(program, lowered, fusions, node)
+        elif name in SCALAR_OPS:
+            _scalar_chain(program, lowered, fusions, node)
+        elif name == "tensor_reduce" and stmt.attr("op") == "max":
+            _negated_max(program, fusions, node)
+    return fusions
+
+
+class _Order:
+    """The lowering order and each statement's position in it."""
+
+    def __init__(self, order: list[int]) -> None:
+        self.order = order
+        self.position = {node: i for i, node in enumerate(order)}
+
+    def __getitem__(self, node: int) -> int:
+        return self.position[node]
+
+    def between(self, first: int, last: int) -> list[int]:
+        """The statements lowered strictly between ``first`` and ``last``."""
+        return self.order[self.position[first] + 1 : self.position[last]]
+
+
+def _sole_writer(program: Program, var: str) -> int | None:
+    writers = program.writers_of(var)
+    return writers[0] if len(writers) == 1 and not program.variables[var].external else None
+
+
+def _running_between(position: _Order, fusions: Fusions, first: int, last: int) -> list[int]:
+    """The statements whose work runs between ``first`` and ``last`` (an absorbed one runs
+    where the statement doing it is)."""
+    lo, hi = position[first], position[last]
+    inside = [n for n in position.between(first, last) if n not in fusions.runs_at]
+    inside += [n for n, at in fusions.runs_at.items() if lo < position[at] < hi]
+    return inside
+
+
+def _untouched(program: Program, order_between: Iterable[int], variables: set[str]) -> bool:
+    """Whether no statement of ``order_between`` reads or writes any of ``variables``."""
+    for node in order_between:
+        if any(operand.var in variables for operand in program.statements[node].operands):
+            return False
+    return True
+
+
+def _sum_after_activation(program: Program, position: _Order, fusions: Fusions, node: int) -> None:
+    """``s (+)= tensor_reduce(e)`` done by the activation writing ``e`` (at its place)."""
+    stmt = program.statements[node]
+    data = stmt.operands[0]
+    producer = _sole_writer(program, data.var)
+    if producer is None or position[producer] > position[node] or fusions.taken & {producer, node}:
+        return
+    activation = program.statements[producer]
+    if activation.op.name not in ACTIVATIONS or activation.accumulate or activation.dst.slices != data.slices:
+        return
+    ready = (position[fusions.runs_at.get(p, p)] for p in program.pred_of(node) if p != producer)
+    if any(at > position[producer] for at in ready):
+        return  # the sum's accumulator is not ready where the activation runs
+    if not _untouched(program, _running_between(position, fusions, producer, node), {stmt.dst.var}):
+        return
+    fusions.add(fusions.reduce_of, producer, node, absorbed=node)
+
+
+def _scalar_chain(program: Program, position: _Order, fusions: Fusions, node: int) -> None:
+    """``u = tensor_scalar(t, b)`` with ``t = tensor_scalar(x, a)`` read only here: one instruction."""
+    stmt = program.statements[node]
+    data = stmt.operands[0]
+    producer = _sole_writer(program, data.var)
+    if producer is None or stmt.accumulate or fusions.taken & {producer, node}:
+        return
+    first = program.statements[producer]
+    if first.op.name not in SCALAR_OPS or first.accumulate or first.dst.slices != data.slices:
+        return
+    if program.consumers_of(data.var) != ((node, 0),):
+        return
+    reads = {first.operands[p].var for p in first.op.read_positions}
+    if not _untouched_writes(program, _running_between(position, fusions, producer, node), reads):
+        return
+    fusions.add(fusions.first_of, node, producer, absorbed=producer)
+
+
+def _untouched_writes(program: Program, nodes: Iterable[int], variables: set[str]) -> bool:
+    return not any(program.statements[n].dst.var in variables for n in nodes)
+
+
+def _negated_max(program: Program, fusions: Fusions, node: int) -> None:
+    """``n = -max(x)``: the reduction negates (``negate=True``) when only ``n`` reads the max."""
+    stmt = program.statements[node]
+    consumers = program.consumers_of(stmt.dst.var)
+    if stmt.accumulate or len(consumers) != 1 or len(program.writers_of(stmt.dst.var)) != 1:
+        return
+    negation, _ = consumers[0]
+    if fusions.taken & {node, negation} or not _is_negation(program.statements[negation], stmt):
+        return
+    fusions.add(fusions.negation_of, node, negation, absorbed=negation)
+
+
+def _is_negation(stmt: Statement, of: Statement) -> bool:
+    return (
+        stmt.op.name == "tensor_scalar"
+        and not stmt.accumulate
+        and stmt.attr("op") == "multiply"
+        and stmt.attr("scalar") == -1
+        and stmt.operands[0] == of.dst
+    )

@@ -1,0 +1,88 @@
+"""Buda netlists of the broadcasting ops, activation scale/bias, gelu/silu and mean: every
+netlist passes the checker and evaluates to what numpy computes."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+import nkigym_graph as ng
+from nkigym_graph_plugins.buda_backend import BudaEmitError, run_netlist
+
+
+def _evaluate(
+    func: Any, shapes: dict[str, tuple[int, int]], arch: str = "wormhole_b0", saturate: bool = True
+):
+    program = ng.tile(func, shapes, target=arch)
+    if saturate:
+        program = ng.saturate(program)
+    artifact = ng.emit_artifact(program, backend="buda", arch=arch)
+    assert ng.check_netlist(artifact.text) == []
+    arrays = {name: np.random.default_rng(3).uniform(0.5, 2.0, shape) for name, shape in shapes.items()}
+    (out,) = run_netlist(artifact, {k: v.astype(np.float32) for k, v in arrays.items()}).values()
+    return artifact, out, arrays
+
+
+def centre_and_scale(x: Any, g: Any) -> Any:
+    centred = ng.tensor_tensor(x, ng.tensor_reduce(x, op="mean"), op="subtract")
+    return ng.tensor_tensor(centred, g, op="multiply")
+
+
+@pytest.mark.parametrize("saturate", [False, True])
+@pytest.mark.parametrize("shape", [(64, 96), (100, 70)])
+def test_column_and_row_operands_spread_by_tile_broadcast(shape: tuple[int, int], saturate: bool) -> None:
+    cols = shape[1]
+    artifact, out, a = _evaluate(centre_and_scale, {"x": shape, "g": (1, cols)}, saturate=saturate)
+    expected = (a["x"] - a["x"].mean(axis=1, keepdims=True)) * a["g"]
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    assert "tile_broadcast: c" in artifact.text and "tile_broadcast: r" in artifact.text
+
+
+@pytest.mark.parametrize("fn", ["gelu", "silu", "exp", "rsqrt"])
+def test_activation_scale_bias_and_functions(fn: str) -> None:
+    def f(x: Any, b: Any) -> Any:
+        return ng.tensor_tensor(
+            ng.activation(x, op=fn, scale=0.5, bias=0.25), ng.activation(x, op=fn, bias=b), op="add"
+        )
+
+    _, out, a = _evaluate(f, {"x": (64, 64), "b": (64, 1)})
+    tanh_gelu = lambda y: 0.5 * y * (1 + np.tanh(math.sqrt(2 / math.pi) * (y + 0.044715 * y**3)))  # noqa: E731
+    functions = {
+        "gelu": tanh_gelu,
+        "silu": lambda y: y / (1 + np.exp(-y)),
+        "exp": np.exp,
+        "rsqrt": lambda y: y**-0.5,
+    }
+    expected = functions[fn](0.5 * a["x"] + 0.25) + functions[fn](a["x"] + a["b"])
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_gelu_is_budas_tanh_approximation() -> None:
+    """Buda's gelu (its golden model) is the tanh form: within 1e-3 of the exact (erf) gelu."""
+
+    def f(x: Any) -> Any:
+        return ng.activation(x, op="gelu")
+
+    _, out, a = _evaluate(f, {"x": (32, 64)})
+    exact = 0.5 * a["x"] * (1 + np.vectorize(math.erf)(a["x"] / math.sqrt(2)))
+    np.testing.assert_allclose(out, exact, atol=1e-3)
+
+
+def test_divide_by_a_column_has_no_buda_form() -> None:
+    def f(x: Any) -> Any:
+        return ng.tensor_tensor(x, ng.tensor_reduce(x, op="sum"), op="divide")
+
+    program = ng.tile(f, {"x": (64, 64)}, target="wormhole_b0")
+    with pytest.raises(BudaEmitError, match="for divide, multiply by a reciprocal"):
+        ng.emit_artifact(program, backend="buda", arch="wormhole_b0")
+
+
+def test_mean_is_a_row_sum_times_the_reciprocal_count() -> None:
+    def f(x: Any) -> Any:
+        return ng.tensor_reduce(x, op="mean")
+
+    _, out, a = _evaluate(f, {"x": (96, 160)})
+    np.testing.assert_allclose(out, a["x"].mean(axis=1, keepdims=True), rtol=1e-5)

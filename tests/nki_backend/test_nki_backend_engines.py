@@ -1,0 +1,68 @@
+"""Instructions several engines can run go to the least loaded engine: the choice follows
+the timing model's per-instruction times, keeps GpSimd off PSUM, and the kernels still
+simulate equal to numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import nkigym_graph as ng
+from nkigym_graph.nki_sim.timing.constants import TRN2_TIMING
+from nkigym_graph_plugins.nki_backend.engines import GPSIMD, SCALAR, VECTOR, EngineLoads
+
+
+def test_the_least_loaded_engine_after_the_instruction_is_chosen() -> None:
+    loads = EngineLoads(TRN2_TIMING, "balance")
+    all_three = [VECTOR, SCALAR, GPSIMD]
+    # 4096 elements per partition: Scalar 3.6 us, Vector 4.4 us, GpSimd 5.9 us
+    assert loads.choose(all_three, 4096, 1, [], 1) == SCALAR  # all idle: the fastest
+    assert loads.choose(all_three, 4096, 1, [], 2) == VECTOR  # Scalar would end at 7.2 us
+    assert loads.choose(all_three, 4096, 1, [], 3) == GPSIMD  # the others would end at 7.2 and 8.7 us
+    assert loads.busy[GPSIMD] == loads.time_ns(GPSIMD, 4096, 1)
+    assert loads.choose([VECTOR, GPSIMD], 16, 1, [], 4) == VECTOR  # tiny: the fixed cost decides
+
+
+def test_the_finish_policy_waits_for_inputs_and_queues() -> None:
+    loads = EngineLoads(TRN2_TIMING, "finish")
+    loads.run(VECTOR, 4096, 1, [], 10)  # the Vector Engine busy until 4.4 us
+    loads.run(SCALAR, 4096, 1, [10], 11)  # Scalar waits for buffer 10, ends at 8.0 us
+    # reading buffer 11: Vector (4.4 us queue) and Scalar start at 8.0 us; Vector is slower
+    assert loads.choose(all_three := [VECTOR, SCALAR, GPSIMD], 4096, 1, [11], 12) == SCALAR
+    # an independent instruction starts at once on the idle GpSimd Engine
+    assert loads.choose(all_three, 8192, 1, [], 13) == GPSIMD
+    assert loads.makespan == max(loads.free.values())
+    # two streamed inputs cost the Vector Engine twice the cycles
+    assert loads.time_ns(VECTOR, 4096, 2) > 1.9 * loads.time_ns(VECTOR, 4096, 1) - 200
+
+
+def _softmax(x):  # type: ignore[no-untyped-def]
+    m = ng.tensor_reduce(x, op="max")
+    e = ng.activation(x, op="exp", bias=ng.tensor_scalar(m, -1.0, op="multiply"))
+    return ng.tensor_scalar(e, ng.activation(ng.tensor_reduce(e, op="sum"), op="reciprocal"))
+
+
+def test_softmax_rows_spread_their_scaling_over_the_engines_and_equal_numpy() -> None:
+    program = ng.saturate(ng.tile(_softmax, {"x": (512, 2048)}))
+    assert "engine=" not in ng.emit(program, backend="nki")  # by default: the default engines
+    text = ng.emit(program, backend="nki", roll_loops=False, reorder=True)
+    scalings = [line for line in text.splitlines() if "op0=nl.multiply, operand0=tensor_" in line]
+    assert len(scalings) == 4
+    assert any("engine=nisa.engine." in line for line in scalings)  # not all on the Vector Engine
+    x = np.random.default_rng(1).standard_normal((512, 2048)).astype(np.float32)
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    out = ng.nki_sim.simulate(text, x)
+    np.testing.assert_allclose(out, e / e.sum(axis=1, keepdims=True), rtol=2e-5, atol=1e-9)
+
+
+def test_gpsimd_never_touches_psum() -> None:
+    def matmul_bias(a, b, c):  # type: ignore[no-untyped-def]
+        return ng.tensor_tensor(ng.nc_matmul(a, b), c, op="add")
+
+    program = ng.saturate(ng.tile(matmul_bias, {"a": (128, 128), "b": (128, 2048), "c": (128, 2048)}))
+    text = ng.emit(program, backend="nki", roll_loops=False, reorder=True)
+    psum = {line.split(" = ")[0] for line in text.splitlines() if "buffer=nl.psum" in line}
+    adds = [line for line in text.splitlines() if line.strip().startswith("nisa.tensor_tensor(")]
+    assert adds
+    for line in adds:
+        reads_psum = any(f"={name}" in line or f"={name}[" in line for name in psum)
+        assert not (reads_psum and "engine=nisa.engine.gpsimd" in line), line
