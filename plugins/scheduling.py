@@ -6,7 +6,8 @@ Every match is an alternative schedule of the same statements:
     the order of the block loops: every permutation of the program's loop axes (the
     axes with more than one tile), ``order=N,M,K`` -> ``order=N,K,M``, ...
 ``inner_order``
-    the order of the tiles inside a block: every permutation (or the block order).
+    the order of the tiles inside a block: every permutation (or the block order; past
+    three loop axes, the block order with one axis moved innermost).
 ``block_size``
     one axis' block size: the axis' tile (the default) times a power of two, up to the
     whole axis (``blocks=...`` gains or changes ``K:1024``).
@@ -32,7 +33,7 @@ After ``loop_order`` (``order=N,M,K``), ``block_size`` (``blocks=...,N:512``) an
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from nkigym_graph import hookimpl
 from nkigym_graph.ir.axes import program_axes
@@ -48,6 +49,9 @@ LOADED = "load."
 
 MAX_PERMUTED_AXES = 5
 """Loop orders are offered for programs with at most this many loop axes (5! = 120)."""
+MAX_INNER_PERMUTED_AXES = 3
+"""Every inner order is offered up to this many loop axes; beyond, the inner orders that
+move one axis innermost (a chain's four axes: 4 choices instead of 24)."""
 
 
 class LoopOrder(ScheduleTransform):
@@ -64,7 +68,8 @@ class LoopOrder(ScheduleTransform):
 
 
 class InnerOrder(ScheduleTransform):
-    """Order of the tiles inside a block: every permutation of the loop axes."""
+    """Order of the tiles inside a block: every permutation of the loop axes (for many
+    axes, the block order with one axis moved innermost)."""
 
     name = "inner_order"
 
@@ -73,7 +78,12 @@ class InnerOrder(ScheduleTransform):
         if len(axes) > MAX_PERMUTED_AXES or not current.order:
             return
         yield current.replace(inner=()), "inner as the block order"
-        for order in itertools.permutations(axes):
+        if len(axes) <= MAX_INNER_PERMUTED_AXES:
+            orders: Iterable[tuple[str, ...]] = itertools.permutations(axes)
+        else:
+            base = [a for a in current.order if a in axes] + [a for a in axes if a not in current.order]
+            orders = ((*(a for a in base if a != last), last) for last in base)
+        for order in orders:
             yield current.replace(inner=order), f"inner {', '.join(order)}"
 
 
