@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from collections.abc import Callable, Hashable, Mapping
+from typing import Generic, NamedTuple, TypeVar
 
 from nkigym_graph.ir.arguments import require_program, require_type
 from nkigym_graph.ir.memo import memo
@@ -32,9 +32,33 @@ from nkigym_graph.scheduling.loops import loop_axes
 from nkigym_graph.scheduling.order import keyed_topological_order, statement_keys
 from nkigym_graph.scheduling.prepare import KernelProgram, prepare
 
-_PREPARED: OrderedDict[tuple[str, tuple[tuple[str, int], ...]], KernelProgram] = OrderedDict()
-_PREPARED_LIMIT = 16
-_LOCK = threading.Lock()
+T = TypeVar("T")
+
+
+class _Shared(Generic[T]):
+    """The last ``limit`` values built, by key, shared by threads (a value is built
+    outside the lock; two threads may build the same one, and either is kept)."""
+
+    def __init__(self, limit: int) -> None:
+        self._values: OrderedDict[Hashable, T] = OrderedDict()
+        self._limit = limit
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, build: Callable[[], T]) -> T:
+        with self._lock:
+            found = self._values.get(key)
+            if found is not None:
+                self._values.move_to_end(key)
+                return found
+        value = build()
+        with self._lock:
+            self._values[key] = value
+            while len(self._values) > self._limit:
+                self._values.popitem(last=False)
+        return value
+
+
+_PREPARED: _Shared[KernelProgram] = _Shared(16)
 
 
 class KernelPlan(NamedTuple):
@@ -165,19 +189,17 @@ class _Ordered(NamedTuple):
     usage: Mapping[str, StreamUsage]
 
 
-_ORDERED: OrderedDict[tuple[Any, ...], _Ordered] = OrderedDict()
-_ORDERED_LIMIT = 32
+_ORDERED: _Shared[_Ordered] = _Shared(32)
 
 
 def _ordered(program: Program, schedule: Schedule) -> _Ordered:
     """The kernel program, its order and stream usage, shared by the schedules that differ
     in buffer counts only (a search moves between them)."""
     key = (program.structure_hash, program.target.name, schedule.blocks, schedule.order, schedule.inner)
-    with _LOCK:
-        found = _ORDERED.get(key)
-        if found is not None:
-            _ORDERED.move_to_end(key)
-            return found
+    return _ORDERED.get(key, lambda: _order(program, schedule))
+
+
+def _order(program: Program, schedule: Schedule) -> _Ordered:
     kernel = prepared(program, schedule)
     keys = statement_keys(kernel.program, schedule)
     order = keyed_topological_order(kernel.program, keys)
@@ -192,12 +214,7 @@ def _ordered(program: Program, schedule: Schedule) -> _Ordered:
     for name, stream in free.streams.items():
         widest = max((len(v) for v in blocks.get(name, {}).values()), default=1)
         usage[name] = StreamUsage(free.peaks[name], widest, stream.bytes_per_partition, stream.buffer)
-    found = _Ordered(kernel, order, usage)
-    with _LOCK:
-        _ORDERED[key] = found
-        while len(_ORDERED) > _ORDERED_LIMIT:
-            _ORDERED.popitem(last=False)
-    return found
+    return _Ordered(kernel, order, usage)
 
 
 def block_sizes(program: Program, schedule: Schedule) -> dict[str, int]:
@@ -212,14 +229,4 @@ def prepared(program: Program, schedule: Schedule) -> KernelProgram:
     blocks (a search moves between schedules of one program)."""
     blocks = block_sizes(program, schedule)
     key = (program.structure_hash, tuple(sorted(blocks.items())))
-    with _LOCK:
-        found = _PREPARED.get(key)
-        if found is not None:
-            _PREPARED.move_to_end(key)
-            return found
-    found = prepare(program, blocks)
-    with _LOCK:
-        _PREPARED[key] = found
-        while len(_PREPARED) > _PREPARED_LIMIT:
-            _PREPARED.popitem(last=False)
-    return found
+    return _PREPARED.get(key, lambda: prepare(program, blocks))

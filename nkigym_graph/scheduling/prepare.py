@@ -69,16 +69,7 @@ def prepare(program: Program, blocks: Mapping[str, int]) -> KernelProgram:
     statements, pieces = _cut_loads(source, program_axes(source), blocks, set(source.variables))
     if not pieces:
         return evicted
-    kernel = Program(
-        source.name,
-        source.params,
-        statements,
-        source.returns,
-        target=source.target,
-        outputs=source.outputs,
-        explicit_slices=source.explicit_slices,
-    )
-    return KernelProgram(kernel, evicted.psum, evicted.evictions, pieces)
+    return KernelProgram(_with_statements(source, statements), evicted.psum, evicted.evictions, pieces)
 
 
 def _evicted(program: Program) -> KernelProgram:
@@ -86,18 +77,21 @@ def _evicted(program: Program) -> KernelProgram:
     evictions do not depend on the blocks)."""
     psum = psum_variables(program)
     statements, evictions = _evict(list(program.statements), psum, set(program.variables))
-    kernel = program.with_schedule(None)
-    if evictions:
-        kernel = Program(
-            program.name,
-            program.params,
-            statements,
-            program.returns,
-            target=program.target,
-            outputs=program.outputs,
-            explicit_slices=program.explicit_slices,
-        )
+    kernel = _with_statements(program, statements) if evictions else program.with_schedule(None)
     return KernelProgram(kernel, psum, frozenset(evictions), 0)
+
+
+def _with_statements(program: Program, statements: list[Statement]) -> Program:
+    """A program like ``program`` (no schedule) running ``statements``."""
+    return Program(
+        program.name,
+        program.params,
+        statements,
+        program.returns,
+        target=program.target,
+        outputs=program.outputs,
+        explicit_slices=program.explicit_slices,
+    )
 
 
 def _fresh(stem: str, taken: set[str]) -> str:
