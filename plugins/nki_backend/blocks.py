@@ -3,12 +3,14 @@
 * A unit's *key* is its literal skeleton: instruction names, keywords, literal
   arguments, tile shapes and dtypes, loop counts. Buffers and integers are left out.
 * A block's *description* adds, in one fixed traversal order, the integers it uses
-  (``vec``: slice bounds, list indices) and a signature (``sig``) of how it uses
-  buffers: a buffer allocated inside the block is named by its position among the
-  block's allocations, one from outside by its identity, an HBM tensor by its name.
-  Blocks with equal keys and signatures differ only in ``vec``.
+  (``vec``: slice bounds, list indices), the modulus each is taken in (``moduli``: a
+  rotating pool's slot count for its slot index, else 0) and a signature (``sig``) of
+  how it uses buffers: a buffer allocated inside the block is named by its position
+  among the block's allocations, one from outside by its identity, an HBM tensor by its
+  name. Blocks with equal keys and signatures differ only in ``vec``.
 * Substitution rebuilds the first block with its integers generalised to affine
-  expressions of the new loop indices (same traversal order, hole by hole).
+  expressions of the new loop indices (same traversal order, hole by hole); a pool's
+  slot index stays reduced modulo its count (``psum[2]`` becomes ``psum[(i0 + 2) % 4]``).
 """
 
 from __future__ import annotations
@@ -35,10 +37,12 @@ def instr_key(instr: Instr) -> Hashable:
 
 @dataclass(frozen=True)
 class Description:
-    """How one block uses buffers (``sig``), its integers (``vec``) and what it creates."""
+    """How one block uses buffers (``sig``), its integers (``vec``, each taken modulo
+    ``moduli`` where that is not 0) and what it creates."""
 
     sig: tuple[Hashable, ...]
     vec: tuple[int, ...]
+    moduli: tuple[int, ...]
     created: tuple[Tile | Family, ...]
     lines: int
 
@@ -47,6 +51,7 @@ class _Describer:
     def __init__(self) -> None:
         self.sig: list[Hashable] = []
         self.vec: list[int] = []
+        self.moduli: list[int] = []
         self.local: dict[int, int] = {}
         self.created: list[Tile | Family] = []
         self.loops: dict[int, int] = {}
@@ -64,15 +69,16 @@ class _Describer:
         else:
             self.sig.append(("outer", id(obj)))
 
-    def affine(self, value: Affine) -> None:
+    def affine(self, value: Affine, modulus: int = 0) -> None:
         self.vec.append(value.const)
+        self.moduli.append(modulus)
         self.sig.append(tuple((self.loops[loop], coeff) for loop, coeff in value.terms))
 
     def ref(self, ref: Ref) -> None:
         self.base(ref.base)
         if ref.index is not None:
             self.sig.append("index")
-            self.affine(ref.index)
+            self.affine(ref.index, ref.modulus)
         for lo, hi in ref.slices:
             self.affine(lo)
             self.affine(hi)
@@ -106,7 +112,9 @@ def describe(block: Sequence[Unit]) -> Description:
     """The description of a block of consecutive units."""
     walker = _Describer()
     walker.units(block)
-    return Description(tuple(walker.sig), tuple(walker.vec), tuple(walker.created), walker.lines)
+    return Description(
+        tuple(walker.sig), tuple(walker.vec), tuple(walker.moduli), tuple(walker.created), walker.lines
+    )
 
 
 @dataclass
@@ -137,6 +145,8 @@ class _Substituter:
 
     def ref(self, ref: Ref) -> Ref:
         index = self.affine(ref.index) if ref.index is not None else None
+        if index is not None and ref.modulus:
+            index = index.modulo(ref.modulus)
         slices = tuple((self.affine(lo), self.affine(hi)) for lo, hi in ref.slices)
         base: Base = ref.base
         merged = self.plan.families.get(id(base))

@@ -3,12 +3,17 @@
 Blocks of repeated code differ only in their integer constants; block ``j`` has the
 vector ``v[j]``. A *box* is a run of blocks whose vectors are affine in one loop index
 (1-D: ``v[s + b] = v[s] + b * d_inner``) or in two nested ones (2-D: ``v[s + a*n + b]
-= v[s] + a * d_outer + b * d_inner``, ``n`` blocks per row). Boxes are chosen greedily
-by the lines they save (two repetitions only for blocks of a few lines), then the rest
-of the sequence on either side is searched again.
+= v[s] + a * d_outer + b * d_inner``, ``n`` blocks per row). A component with a
+modulus (a rotating pool's slot index) need only be affine modulo it: slots
+``2, 3, 0, 1`` of four are ``(b + 2) % 4``, and its steps are reported in
+``[0, modulus)``. Boxes are chosen greedily by the lines they save (two repetitions
+only for blocks of a few lines), then the rest of the sequence on either side is
+searched again.
 
 >>> [(b.start, b.inner, b.outer) for b in find_boxes([[0], [5], [1], [2], [3], [4]], 2)]
 [(2, 4, 1)]
+>>> [(b.start, b.inner, b.d_inner) for b in find_boxes([[0], [2], [3], [0], [1]], 2, moduli=[4])]
+[(1, 4, (1,))]
 """
 
 from __future__ import annotations
@@ -43,20 +48,36 @@ class Box:
         return self.inner * self.outer
 
 
-def find_boxes(vectors: Sequence[Sequence[int]], block_lines: int) -> list[Box]:
-    """Non-overlapping boxes that save lines, in order of ``start``."""
+def find_boxes(vectors: Sequence[Sequence[int]], block_lines: int, moduli: Sequence[int] = ()) -> list[Box]:
+    """Non-overlapping boxes that save lines, in order of ``start``; ``moduli`` (one per
+    component, 0 for none) are the moduli components are compared in."""
     if not vectors:
         return []
     array = np.asarray(vectors, dtype=np.int64).reshape(len(vectors), -1)
-    return _boxes(array, 0, len(array), block_lines)
+    wrap = _Wrap(np.asarray(moduli, dtype=np.int64)) if any(moduli) else None
+    return _boxes(array, 0, len(array), block_lines, wrap)
 
 
-def _boxes(array: Vector, lo: int, hi: int, lines: int) -> list[Box]:
-    best = _best_box(array[lo:hi], lines)
+class _Wrap:
+    """Reduces the components that have a modulus (differences of slot indices)."""
+
+    def __init__(self, moduli: Vector) -> None:
+        self.mask = moduli > 0
+        self.moduli = moduli[self.mask]
+
+    def __call__(self, diffs: Vector) -> Vector:
+        diffs = diffs.copy()
+        diffs[..., self.mask] %= self.moduli
+        return diffs
+
+
+def _boxes(array: Vector, lo: int, hi: int, lines: int, wrap: _Wrap | None) -> list[Box]:
+    best = _best_box(array[lo:hi], lines, wrap)
     if best is None:
         return []
     box = replace(best, start=best.start + lo)
-    return [*_boxes(array, lo, box.start, lines), box, *_boxes(array, box.start + box.count, hi, lines)]
+    before = _boxes(array, lo, box.start, lines, wrap)
+    return [*before, box, *_boxes(array, box.start + box.count, hi, lines, wrap)]
 
 
 def _arithmetic_lengths(diffs: Vector, count: int) -> list[int]:
@@ -82,11 +103,13 @@ def _make(start: int, inner: int, outer: int, d_inner: Vector, d_outer: Vector, 
     )
 
 
-def _best_box(v: Vector, lines: int) -> Box | None:
+def _best_box(v: Vector, lines: int, wrap: _Wrap | None) -> Box | None:
     count = len(v)
     if count < 2:
         return None
     diffs = np.diff(v, axis=0)
+    if wrap is not None:
+        diffs = wrap(diffs)
     length = _arithmetic_lengths(diffs, count)
     zero = np.zeros(v.shape[1], dtype=np.int64)
     starts = [i for i in range(count - 1) if i == 0 or length[i - 1] != length[i] + 1]
@@ -101,6 +124,8 @@ def _best_box(v: Vector, lines: int) -> Box | None:
                 if length[row] < width or not np.array_equal(diffs[row], diffs[start]):
                     break
                 step = v[row] - v[row - width]
+                if wrap is not None:
+                    step = wrap(step)
                 if d_outer is not None and not np.array_equal(step, d_outer):
                     break
                 d_outer = step

@@ -33,6 +33,12 @@ class Affine:
             merged[loop] = merged.get(loop, 0) + coeff
         return Affine(self.const + const, tuple(sorted((k, v) for k, v in merged.items() if v)))
 
+    def modulo(self, modulus: int) -> Affine:
+        """The same expression modulo ``modulus``: constant and coefficients in ``[0, modulus)``
+        (``3 * i0 + 6`` modulo 4 is ``3 * i0 + 2``), so equal residues compare equal."""
+        terms = tuple((loop, coeff % modulus) for loop, coeff in self.terms if coeff % modulus)
+        return Affine(self.const % modulus, terms)
+
 
 @dataclass(eq=False, slots=True)
 class Tile:
@@ -72,7 +78,9 @@ class Family:
 @dataclass(eq=False, slots=True)
 class Pool:
     """Rotating buffers declared once: ``name = [nl.ndarray(shape, ...) for _ in range(count)]``;
-    a region of slot ``i`` is ``name[i][...]`` (``Ref.index``)."""
+    a region of slot ``i`` is ``name[i][...]`` (``Ref.index``). Slot indices are taken
+    modulo ``count`` (kept as :meth:`Affine.modulo`), so a loop can rotate through the
+    slots: ``psum[(i0 + 2) % 4]``."""
 
     name: str
     shape: tuple[int, ...]
@@ -100,11 +108,17 @@ Slices = tuple[tuple[Affine, Affine], ...]
 
 @dataclass(frozen=True, slots=True)
 class Ref:
-    """A region of a buffer: ``base[index][slices]`` (``index`` only for a family element)."""
+    """A region of a buffer: ``base[index][slices]`` (``index`` only for an element of a
+    family or a pool)."""
 
     base: Base
     slices: Slices
     index: Affine | None = None
+
+    @property
+    def modulus(self) -> int:
+        """The pool's slot count when the index is a pool slot (taken modulo it), else 0."""
+        return self.base.count if isinstance(self.base, Pool) and self.index is not None else 0
 
 
 @lru_cache(maxsize=4096)

@@ -7,7 +7,8 @@ cuts it into blocks of ``p`` units at every phase, describes the blocks
 (:mod:`.boxes`); the phase that saves most lines wins. Each box becomes one loop (two
 nested loops for a 2-D box) whose body is the first block with generalised
 constants. Then it starts again on the shorter list, so K loops roll first, then rows
-of output tiles, then the rows themselves.
+of output tiles, then the rows themselves. A rotating pool's slot index need only be
+affine modulo the pool's count (``psum[(i0 + 2) % 4]``).
 
 Tiles a loop allocates that later code still reads are collected into a list
 (``tensor_0_tiles = []`` before the loop, ``tensor_0_tiles.append(tensor_0)`` inside)
@@ -195,7 +196,7 @@ def _place(units: list[Unit], phase: int, period: int, count: int) -> list[Place
     for k in range(1, count + 1):
         if k == count or descs[k].sig != descs[run].sig:
             vectors = [d.vec for d in descs[run:k]]
-            for box in find_boxes(vectors, descs[run].lines):
+            for box in find_boxes(vectors, descs[run].lines, descs[run].moduli):
                 found.append((phase + (run + box.start) * period, box))
             run = k
     return found

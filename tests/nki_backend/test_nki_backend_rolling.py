@@ -10,6 +10,8 @@ from nki_backend.nki_cases import CASES, Case, inputs, run, tiled, wide_matmul
 import nkigym_graph as ng
 from nkigym_graph.ir.synthetic import tiled_matmul
 from nkigym_graph_plugins.nki_backend.boxes import find_boxes
+from nkigym_graph_plugins.nki_backend.ir import Affine
+from nkigym_graph_plugins.nki_backend.render import LoopVar, slot_text
 
 
 def _body_lines(text: str) -> list[str]:
@@ -90,3 +92,41 @@ def test_boxes_prefer_the_straight_pairing_of_a_peeled_grid() -> None:
     vectors = [[0, 512]] + [[128 * r, 512 * c] for r in range(1, 4) for c in range(2)]
     (box,) = find_boxes(vectors, block_lines=5)
     assert (box.start, box.outer, box.inner, box.d_inner) == (1, 3, 2, (0, 512))
+
+
+def test_boxes_fit_slot_indices_modulo_their_pool() -> None:
+    # slots 2, 3, 0, 1, 2, 3 of a pool of 4: not affine, affine modulo 4
+    slots = [[2], [3], [0], [1], [2], [3]]
+    assert [b.count for b in find_boxes(slots, block_lines=5)] != [6]
+    (box,) = find_boxes(slots, block_lines=5, moduli=[4])
+    assert (box.start, box.count, box.d_inner) == (0, 6, (1,))
+    # a column that is not a slot index still has to be affine
+    mixed = [[s, 128 * s] for (s,) in slots]
+    assert all(b.count < 6 for b in find_boxes(mixed, block_lines=5, moduli=[4, 0]))
+
+
+def test_boxes_fit_a_grid_whose_rows_rotate_the_slots() -> None:
+    # 3 rows of 2 blocks over a pool of 5: slot 2 * row + column, wrapping in the last row
+    vectors = [[(2 * r + c) % 5, 512 * c] for r in range(3) for c in range(2)]
+    (box,) = find_boxes(vectors, block_lines=5, moduli=[5, 0])
+    assert (box.outer, box.inner, box.d_outer, box.d_inner) == (3, 2, (2, 0), (1, 512))
+
+
+@pytest.mark.parametrize(
+    "index,counts,text",
+    [
+        (Affine(2, ((1, 1),)), [2], "i0 + 2"),  # 2, 3: never wraps
+        (Affine(2, ((1, 1),)), [4], "(i0 + 2) % 4"),  # 2, 3, 0, 1
+        (Affine(0, ((1, 1),)), [8], "i0 % 4"),
+        (Affine(3, ((1, 3),)), [4], "-i0 + 3"),  # 3, 2, 1, 0: coefficient 3 is -1 modulo 4
+        (Affine(1, ((1, 2), (2, 1))), [2, 2], "(2 * i0 + i1 + 1) % 4"),
+        (Affine(1, ((1, 1), (2, 2))), [2, 1], "i0 + 2 * i1 + 1"),  # the inner loop runs once
+    ],
+)
+def test_slot_indices_print_modulo_only_where_they_wrap(index: Affine, counts: list[int], text: str) -> None:
+    loops = {depth + 1: LoopVar(f"i{depth}", count) for depth, count in enumerate(counts)}  # loop ids 1, 2
+    assert slot_text(index, 4, loops) == text
+    for values in np.ndindex(*counts):  # the printed index is the slot, modulo 4
+        env = {f"i{depth}": v for depth, v in enumerate(values)}
+        expected = (index.const + sum(c * values[loop - 1] for loop, c in index.terms)) % 4
+        assert eval(text, {}, env) % 4 == expected and 0 <= eval(text, {}, env) < 4
