@@ -36,9 +36,8 @@ from nkigym_graph.nki_sim.timing.recorder import DMA, GPSIMD, PE, SCALAR, VECTOR
 from nkigym_graph.nki_sim.timing.result import Profile, build_profile
 from nkigym_graph.nki_sim.timing.schedule import schedule
 from nkigym_graph.plugin.cost_report import CostReport
-from nkigym_graph.scheduling.allocate import PSUM_DTYPE, WORK_DTYPE, Slot, working_dtype
+from nkigym_graph.scheduling.allocate import WORK_DTYPE, Slot, psum_dtypes, slot_footprint, working_dtype
 from nkigym_graph.scheduling.plan import KernelPlan, kernel_plan
-from nkigym_graph.scheduling.prepare import psum_variables
 
 ENGINE_OF: Mapping[str, str] = {
     "tensor": PE,
@@ -118,16 +117,16 @@ def _specs(program: Program) -> list[tuple[_Spec, ...]]:
         for n in program.statements_of("load")
     }
 
-    psum, working = psum_variables(program), working_dtype(program)
+    psum, working = psum_dtypes(program), working_dtype(program)
 
     def dtype_of(var: str) -> str:
         """A tile's dtype as the plan's streams hold it (``allocate``): loaded tiles keep
-        their parameter's, PSUM ones are fp32, other computed ones the working dtype."""
+        their parameter's, PSUM ones their stream's, other computed ones the working dtype."""
         info = variables[var]
         source = var if info.external else loaded.get(var)
         if source is not None:
             return variables[source].dtype or WORK_DTYPE
-        return PSUM_DTYPE if var in psum else working
+        return psum.get(var, working)
 
     def itemsize_of(var: str) -> int:
         return itemsize(dtype_of(var))
@@ -240,7 +239,7 @@ def scheduled_report(program: Program, model: str, unscheduled: Callable[[], Cos
         knee=peak / bandwidth,
         statements=len(plan.program),
         peak_sbuf_bytes=sum(s.buffers * s.bytes_per_partition for s in streams if s.buffer == "sbuf"),
-        peak_psum_bytes=sum(s.buffers * s.bytes_per_partition for s in streams if s.buffer == "psum"),
+        peak_psum_bytes=sum(s.buffers * slot_footprint(s, target) for s in streams if s.buffer == "psum"),
         sbuf_capacity=target.sbuf_bytes_per_partition,
         psum_capacity=target.psum_bytes_per_partition,
         feasible=plan.overflow is None,

@@ -16,7 +16,8 @@ other step. Choices, by axis name (``nkigym_graph.ir.axes``) and stream name:
     the tile order inside a block (default: ``order``).
 ``buffers``
     rotating buffers per stream: ``load.a`` (tiles loaded from parameter ``a``),
-    ``psum`` (Tensor Engine results), ``evict`` (PSUM results copied to SBUF), and one
+    ``psum`` (Tensor Engine results, fp32), ``psum.bfloat16`` (transposes that keep a
+    bf16 input's dtype), ``evict`` (PSUM results copied to SBUF), and one
     per computing op whose results live in SBUF (``activation``, ``tensor_tensor``, ...).
     A stream without a count gets a default (``nkigym_graph.scheduling``).
 

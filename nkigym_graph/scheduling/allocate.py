@@ -2,8 +2,10 @@
 
 A *stream* is a pool of equal buffers (*slots*) that tiles of one kind rotate through:
 ``load.<param>`` for tiles loaded from a parameter, ``psum`` for Tensor Engine
-results, ``evict`` for their SBUF copies, and, for other computed tiles, the name of
-the op that defines them. A tile that an elementwise op computes from a tile dying
+results (fp32), ``psum.<dtype>`` for those that keep their input's dtype (a transpose of
+a bf16 tile is written straight into a ``psum.bfloat16`` slot, ``psum_dtypes``),
+``evict`` for their SBUF copies, and, for other computed tiles, the name of the op that
+defines them. A tile that an elementwise op computes from a tile dying
 there takes that tile's slot (in place, as ``acc = acc + partial`` does), staying in its
 stream.
 
@@ -26,10 +28,12 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from nkigym_graph.ir.dtypes import itemsize
-from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.memo import memo
+from nkigym_graph.ir.program import STATEMENTS_KEY, Program
 from nkigym_graph.ir.schedule import ScheduleError
+from nkigym_graph.ir.statement import Statement
 from nkigym_graph.ir.targets import Target
-from nkigym_graph.scheduling.prepare import EVICT, KernelProgram
+from nkigym_graph.scheduling.prepare import EVICT, KernelProgram, psum_variables
 
 PSUM = "psum"
 PSUM_DTYPE = "float32"
@@ -119,7 +123,7 @@ class _Walk:
         if var in self.load_of:
             return f"load.{program.statements[self.load_of[var]].operands[0].var}"
         if var in kernel.psum:
-            return PSUM
+            return psum_stream(psum_dtypes(program)[var])
         if var in kernel.evictions:
             return EVICT
         defined = program.variables[var].defined_by
@@ -164,7 +168,7 @@ class _Walk:
             slot = self.slot_of.get(source)
             if (
                 slot is not None
-                and slot.stream != PSUM
+                and not is_psum_stream(slot.stream)
                 and not slot.stream.startswith("load.")
                 and self.uses[source][-1] == position
                 and self.program.variables[source].shape == shape
@@ -332,33 +336,84 @@ def allocate(
 
 def psum_scratch_bytes(kernel: KernelProgram) -> int:
     """PSUM (bytes per partition) outside the streams: a Tensor Engine result that keeps
-    its input's dtype (a transpose of a loaded bf16 tile) cannot be written into an fp32
-    ``psum`` slot, so the kernel writes it to a scratch tile, one per shape and dtype,
-    and copies it in."""
+    its input's dtype but is accumulated into (``+=``) lives in an fp32 ``psum`` slot, so
+    the kernel writes it to a scratch tile, one per shape and dtype, and adds it in."""
     program = kernel.program
-    loaded = {
-        program.statements[n].dst.var: program.statements[n].operands[0].var
-        for n in program.statements_of("load")
-    }
+    dtypes = psum_dtypes(program)
     scratch: set[tuple[tuple[int, ...], str]] = set()
     for stmt in program.statements:
-        op = stmt.op
-        if not op.result_keeps_input_dtype or stmt.dst.var not in kernel.psum:
+        var = stmt.dst.var
+        if not stmt.op.result_keeps_input_dtype or var not in kernel.psum or dtypes[var] != PSUM_DTYPE:
             continue
-        source = loaded.get(stmt.operands[op.read_positions[0]].var)
-        dtype = (
-            (program.variables[source].dtype or WORK_DTYPE) if source is not None else working_dtype(program)
-        )
+        dtype = _input_dtype(program, stmt)
         if dtype != PSUM_DTYPE:
             scratch.add((tuple(hi - lo for lo, hi in stmt.dst.slices), dtype))
-    return sum(math.prod(shape[1:]) * itemsize(dtype) for shape, dtype in scratch)
+    target = program.target
+    return sum(psum_footprint(math.prod(shape[1:]) * itemsize(dtype), target) for shape, dtype in scratch)
+
+
+def psum_footprint(bytes_per_partition: int, target: Target) -> int:
+    """Bytes per partition a PSUM tile of ``bytes_per_partition`` takes: whole banks (an
+    accumulation group lives in one bank; the profile refuses more live banks than PSUM has)."""
+    bank = int(target.facts.get("psum_bank_bytes", 0))
+    return -(-bytes_per_partition // bank) * bank if bank else bytes_per_partition
+
+
+def slot_footprint(stream: Stream, target: Target) -> int:
+    """Bytes per partition one slot of ``stream`` takes on chip (PSUM: whole banks)."""
+    size = stream.bytes_per_partition
+    return psum_footprint(size, target) if stream.buffer == "psum" else size
+
+
+def psum_dtypes(program: Program) -> Mapping[str, str]:
+    """The dtype of every PSUM variable's tile: fp32 (a matmul accumulates in fp32), or,
+    for a result that keeps its input's dtype and is written once (a transpose), its
+    input's dtype as the kernel holds it (a loaded tile its parameter's, a computed one
+    the working dtype).
+
+    >>> from nkigym_graph import tile, nc_transpose
+    >>> program = tile(nc_transpose, {"x": (128, 128)}, dtype="bf16")
+    >>> sorted(set(psum_dtypes(program).values()))
+    ['bfloat16']
+    """
+    return memo(program, (STATEMENTS_KEY, "psum_dtypes"), _psum_dtypes)
+
+
+def _psum_dtypes(program: Program) -> Mapping[str, str]:
+    found = {}
+    for var in psum_variables(program):
+        writers = program.writers_of(var)
+        stmt = program.statements[writers[0]]
+        keeps = len(writers) == 1 and stmt.op.result_keeps_input_dtype and not stmt.accumulate
+        found[var] = _input_dtype(program, stmt) if keeps else PSUM_DTYPE
+    return found
+
+
+def _input_dtype(program: Program, stmt: Statement) -> str:
+    """The dtype the kernel holds ``stmt``'s (first) input in."""
+    var = stmt.operands[stmt.op.read_positions[0]].var
+    defined = program.variables[var].defined_by
+    if defined is not None and program.statements[defined].op.name == "load":
+        source = program.statements[defined].operands[0].var
+        return program.variables[source].dtype or WORK_DTYPE
+    return working_dtype(program)
+
+
+def psum_stream(dtype: str) -> str:
+    """The stream of PSUM tiles of ``dtype``: ``psum`` (fp32) or ``psum.<dtype>``."""
+    return PSUM if dtype == PSUM_DTYPE else f"{PSUM}.{dtype}"
+
+
+def is_psum_stream(name: str) -> bool:
+    """Whether stream ``name`` holds PSUM tiles."""
+    return name == PSUM or name.startswith(f"{PSUM}.")
 
 
 def _stream(program: Program, name: str, members: set[str], count: int) -> Stream:
     shapes = [program.variables[var].shape for var in members]
     shape = tuple(max(dims) for dims in zip(*shapes, strict=True)) if shapes else (1, 1)
-    if name == PSUM:
-        buffer, dtype = "psum", PSUM_DTYPE
+    if is_psum_stream(name):
+        buffer, dtype = "psum", PSUM_DTYPE if name == PSUM else name.removeprefix(f"{PSUM}.")
     elif name.startswith("load."):
         buffer, dtype = "sbuf", program.variables[name.removeprefix("load.")].dtype or WORK_DTYPE
     else:
@@ -382,10 +437,10 @@ def overflow(streams: Mapping[str, Stream], target: Target, psum_reserve: int = 
         ("psum", target.psum_bytes_per_partition - psum_reserve),
     ):
         chosen = [s for s in streams.values() if s.buffer == buffer]
-        used = sum(s.buffers * s.bytes_per_partition for s in chosen)
+        used = sum(s.buffers * slot_footprint(s, target) for s in chosen)
         if used > capacity:
             parts = ", ".join(
-                f"{s.name} {s.buffers} x {s.bytes_per_partition} B"
+                f"{s.name} {s.buffers} x {slot_footprint(s, target)} B"
                 for s in sorted(chosen, key=lambda s: s.name)
             )
             where = f"{used} bytes per partition > {capacity}"

@@ -27,7 +27,14 @@ from nkigym_graph.ir.memo import memo
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import Schedule, ScheduleError
 from nkigym_graph.ir.targets import Target
-from nkigym_graph.scheduling.allocate import Step, Stream, allocate, psum_scratch_bytes, unlimited_walk
+from nkigym_graph.scheduling.allocate import (
+    Step,
+    Stream,
+    allocate,
+    psum_scratch_bytes,
+    slot_footprint,
+    unlimited_walk,
+)
 from nkigym_graph.scheduling.loops import loop_axes
 from nkigym_graph.scheduling.order import keyed_topological_order, statement_keys
 from nkigym_graph.scheduling.prepare import KernelProgram, prepare
@@ -118,7 +125,7 @@ class StreamUsage(NamedTuple):
     per_block: int
     """The most distinct tiles used within one block of the outer loops."""
     slot_bytes: int
-    """Bytes per partition of one slot."""
+    """Bytes per partition one slot takes (a PSUM slot: whole banks)."""
     buffer: str
 
 
@@ -135,8 +142,9 @@ def buffer_counts(
     less ``psum_reserve`` bytes per partition of scratch, ``allocate.psum_scratch_bytes``).
 
     By default a computed stream gets twice the tiles it keeps live (double buffering),
-    PSUM at most what its banks hold, SBUF one more than live; a stream of loaded tiles
-    gets every tile it would keep plus one (no reloads). When the SBUF streams do not
+    PSUM streams at most what their banks hold together (the smallest slots first), SBUF
+    one more than live; a stream of loaded tiles gets every tile it would keep plus one
+    (no reloads). When the SBUF streams do not
     fit, the loaded ones drop to two blocks' worth (double-buffered blocks; tiles reused
     across blocks are loaded again) and then grow, a block at a time, while they fit.
     """
@@ -149,18 +157,25 @@ def buffer_counts(
     room = {"sbuf": target.sbuf_bytes_per_partition, "psum": target.psum_bytes_per_partition - psum_reserve}
     counts: dict[str, int] = {}
     free: list[str] = []
+    doubled: list[str] = []
     for name, use in usage.items():
         chosen = schedule.buffer(name)
         if chosen is not None:
             counts[name] = chosen
         elif use.buffer == "psum":
-            fits = room["psum"] // max(use.slot_bytes, 1)
-            counts[name] = max(use.peak, min(2 * use.peak, fits))
+            counts[name] = use.peak
+            doubled.append(name)
         elif name.startswith("load."):
             counts[name] = use.peak + 1
             free.append(name)
         else:
             counts[name] = use.peak + 1
+    psum_left = room["psum"] - sum(counts[n] * u.slot_bytes for n, u in usage.items() if u.buffer == "psum")
+    for name in sorted(doubled, key=lambda n: usage[n].slot_bytes):  # PSUM streams share the banks
+        use = usage[name]
+        extra = max(0, min(use.peak, psum_left // max(use.slot_bytes, 1)))
+        counts[name] += extra
+        psum_left -= extra * use.slot_bytes
 
     def used() -> int:
         return sum(counts[n] * u.slot_bytes for n, u in usage.items() if u.buffer == "sbuf")
@@ -213,7 +228,9 @@ def _order(program: Program, schedule: Schedule) -> _Ordered:
     usage = {}
     for name, stream in free.streams.items():
         widest = max((len(v) for v in blocks.get(name, {}).values()), default=1)
-        usage[name] = StreamUsage(free.peaks[name], widest, stream.bytes_per_partition, stream.buffer)
+        usage[name] = StreamUsage(
+            free.peaks[name], widest, slot_footprint(stream, program.target), stream.buffer
+        )
     return _Ordered(kernel, order, usage)
 
 

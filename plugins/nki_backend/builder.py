@@ -89,6 +89,9 @@ class KernelBuilder:
         self.slots: dict[str, tuple[Pool, int]] = {}
         """Planned kernels: the rotating buffer each variable lives in now (see ``.planned``)."""
         self.planned = False
+        self.psum_in_input_dtype: frozenset[str] = frozenset()
+        """Planned kernels: PSUM variables whose slots hold their input's dtype (a transpose
+        of a bf16 tile, ``scheduling.allocate.psum_dtypes``): written directly."""
         self.copies: dict[str, Tile] = {}
         self.spread: dict[tuple[object, ...], Tile] = {}
         """Rows spread over the partitions (:mod:`.spread`), by (variable, slices, partitions)."""

@@ -153,9 +153,10 @@ class MatmulLowering(_Base):
 
 class TransposeLowering(_Base):
     """Tensor Engine transpose into a PSUM tile (of the input's dtype), then a copy. In a
-    planned kernel a transpose whose input has the ``psum`` slots' dtype writes its slot
-    directly; any other writes one scratch tile per shape and dtype, which the plan keeps
-    room for (``scheduling.allocate.psum_scratch_bytes``)."""
+    planned kernel a transpose writes its slot directly (a ``psum.<dtype>`` slot of its
+    input's dtype, or an fp32 ``psum`` slot for an fp32 input); one accumulated into
+    (``+=``) writes one scratch tile per shape and dtype, which the plan keeps room for
+    (``scheduling.allocate.psum_scratch_bytes``), and is added in."""
 
     op_name = "nc_transpose"
     sbuf_operands = frozenset({0})
@@ -166,7 +167,8 @@ class TransposeLowering(_Base):
         dtype = kb.dtype_of(data)
         if kb.planned and stmt.dst.var in kb.slots:
             target = kb.write(stmt.dst)
-            if not stmt.accumulate and kb.dtype_of(target) == dtype:
+            same = kb.dtype_of(target) == dtype or stmt.dst.var in kb.psum_in_input_dtype
+            if not stmt.accumulate and same:
                 kb.call("nisa.nc_transpose", ("dst", target), ("data", data))
                 return
             scratch = kb.constant_tile(("transpose", shape, dtype), "transpose_psum", shape, dtype, "psum")

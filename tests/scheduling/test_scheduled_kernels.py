@@ -90,3 +90,41 @@ def test_a_better_schedule_is_modeled_faster_than_program_order() -> None:
     program = ng.saturate(ng.tile(c.func, dict(c.shapes), dtype=BF16))
     blocked = program.with_schedule("order=N,M,K blocks=N:512,M:128 buffers=psum:4")
     assert ng.estimate(blocked).seconds < ng.estimate(program).seconds
+
+
+def _transposed_matmul(x, w):
+    return ng.nc_matmul(ng.nc_transpose(x), w)
+
+
+@pytest.mark.parametrize(
+    "schedule",
+    ["order=M,N,K", "order=M,N,K buffers=psum.bfloat16:4,psum:4", "order=N,M,K blocks=M:256"],
+)
+def test_bf16_transposes_write_their_own_psum_slots(schedule: str) -> None:
+    """A transpose of a bf16 tile lives in a bf16 PSUM stream (no scratch tile and copy):
+    the kernel equals numpy, fits PSUM's banks, and its profile is the modeled time."""
+    shapes = {"x": (384, 512), "w": (512, 1024)}
+    program = ng.saturate(ng.tile(_transposed_matmul, shapes, dtype=BF16)).with_schedule(schedule)
+    plan = ng.kernel_plan(program)
+    assert plan.streams["psum.bfloat16"].dtype == "bfloat16"
+    assert plan.streams["psum"].dtype == "float32"
+    rng = np.random.default_rng(5)
+    arrays = {name: rng.standard_normal(shape).astype(BF16) for name, shape in shapes.items()}
+    text = ng.emit(program, backend="nki")
+    assert "transpose_psum" not in text and "nisa.tensor_copy" not in text
+    profiled = profile(text, *arrays.values())
+    want = arrays["x"].astype(np.float64) @ arrays["w"].astype(np.float64)
+    error = np.abs(np.asarray(profiled.outputs, np.float64) - want).max() / np.abs(want).max()
+    assert error < 2e-2
+    model = ng.estimate(program)
+    assert model.seconds == pytest.approx(profiled.total_ns * 1e-9, rel=1e-6)
+
+
+def test_psum_slots_are_counted_in_whole_banks() -> None:
+    """Seven bf16 transpose slots of 256 bytes and two fp32 ones take nine of PSUM's eight
+    2 KiB banks."""
+    shapes = {"x": (384, 512), "w": (512, 1024)}
+    program = ng.saturate(ng.tile(_transposed_matmul, shapes, dtype=BF16))
+    with pytest.raises(ng.ScheduleError, match="PSUM overflows"):
+        ng.kernel_plan(program.with_schedule("order=M,N,K buffers=psum.bfloat16:7,psum:2"))
+    assert ng.kernel_plan(program.with_schedule("order=M,N,K buffers=psum.bfloat16:6,psum:2"))
