@@ -16,6 +16,7 @@ from scheduling.schedule_cases import PLAN_CASES, case, inputs, random_schedule,
 
 import nkigym_graph as ng
 from nkigym_graph.nki_sim import profile, simulate
+from nkigym_graph.nki_sim.errors import NKISimulationError
 
 MODULO = re.compile(r"\[(?:\([^\]]*\)|i\d+) % \d+\]")
 """A slot index printed modulo its pool's count: ``[(i0 + 2) % 4]`` or ``[i1 % 3]``."""
@@ -82,6 +83,14 @@ def test_random_schedules_roll_into_kernels_that_profile_as_unrolled(case: tuple
     except ng.ScheduleError:
         return  # a schedule the target cannot run (tested in test_plans)
     arrays = inputs(kind, m, k, n, seed=seed % 1000)
+    args = [arrays[p.name] for p in program.params]
+    try:
+        profile(ng.emit(program, backend="nki", roll_loops=False), *args)
+    except NKISimulationError as refused:  # e.g. more live PSUM tiles than banks
+        with pytest.raises(NKISimulationError) as rolled_refused:
+            profile(ng.emit(program, backend="nki"), *args)
+        assert str(rolled_refused.value) == str(refused)
+        return
     _, out = _rolled_and_unrolled(program, arrays)
     want = reference(kind, arrays)
     np.testing.assert_allclose(out, want, rtol=1e-4, atol=2e-5 * max(1.0, float(np.abs(want).max())))
