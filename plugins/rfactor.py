@@ -41,13 +41,12 @@ from nkigym_graph.ir.ops import get_op
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.statement import Operand, Statement, make_attrs
 from nkigym_graph.rewriting.transform import Edit, Match, Transform
-
-ACCUMULATING_OP = "nc_matmul"
+from nkigym_graph.scheduling.prepare import PSUM_ENGINES
 
 
 def chains(program: Program) -> Iterator[tuple[str, tuple[int, ...]]]:
-    """Each variable accumulated by two or more whole-tile matmul writes, read only after
-    the last, with its writers in program order."""
+    """Each variable accumulated by two or more whole-tile writes of an op whose results
+    live in PSUM (a matmul), read only after the last, with its writers in program order."""
     for var, info in program.variables.items():
         if info.external:
             continue
@@ -56,7 +55,7 @@ def chains(program: Program) -> Iterator[tuple[str, tuple[int, ...]]]:
             continue
         whole = tuple((0, n) for n in info.shape)
         stmts = [program.statements[w] for w in writers]
-        if any(s.op.name != ACCUMULATING_OP or s.dst.slices != whole for s in stmts):
+        if any(s.op.engine not in PSUM_ENGINES or s.dst.slices != whole for s in stmts):
             continue
         if stmts[0].accumulate or not all(s.accumulate for s in stmts[1:]):
             continue

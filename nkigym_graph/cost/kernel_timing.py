@@ -36,7 +36,7 @@ from nkigym_graph.nki_sim.timing.recorder import DMA, GPSIMD, PE, SCALAR, VECTOR
 from nkigym_graph.nki_sim.timing.result import Profile, build_profile
 from nkigym_graph.nki_sim.timing.schedule import schedule
 from nkigym_graph.plugin.cost_report import CostReport
-from nkigym_graph.scheduling.allocate import WORK_DTYPE, Slot, psum_dtypes, slot_footprint, working_dtype
+from nkigym_graph.scheduling.allocate import Slot, slot_footprint, tile_dtypes
 from nkigym_graph.scheduling.plan import KernelPlan, kernel_plan
 
 ENGINE_OF: Mapping[str, str] = {
@@ -112,21 +112,7 @@ def kernel_profile(plan: KernelPlan) -> Profile:
 def _specs(program: Program) -> list[tuple[_Spec, ...]]:
     """Every statement's instructions (see the module docstring), once per kernel program."""
     variables = program.variables
-    loaded = {
-        program.statements[n].dst.var: program.statements[n].operands[0].var
-        for n in program.statements_of("load")
-    }
-
-    psum, working = psum_dtypes(program), working_dtype(program)
-
-    def dtype_of(var: str) -> str:
-        """A tile's dtype as the plan's streams hold it (``allocate``): loaded tiles keep
-        their parameter's, PSUM ones their stream's, other computed ones the working dtype."""
-        info = variables[var]
-        source = var if info.external else loaded.get(var)
-        if source is not None:
-            return variables[source].dtype or WORK_DTYPE
-        return psum.get(var, working)
+    dtype_of = tile_dtypes(program)  # as the plan's streams hold each tile
 
     def itemsize_of(var: str) -> int:
         return itemsize(dtype_of(var))

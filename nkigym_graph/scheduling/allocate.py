@@ -24,22 +24,21 @@ A stream's count is the schedule's (``buffers``), or a default
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 from nkigym_graph.ir.dtypes import itemsize
 from nkigym_graph.ir.memo import memo
 from nkigym_graph.ir.program import STATEMENTS_KEY, Program
 from nkigym_graph.ir.schedule import ScheduleError
-from nkigym_graph.ir.statement import Statement
 from nkigym_graph.ir.targets import Target
 from nkigym_graph.scheduling.prepare import EVICT, KernelProgram, psum_variables
 
 PSUM = "psum"
 PSUM_DTYPE = "float32"
 WORK_DTYPE = "float32"
-"""Computed SBUF tiles are fp32 (the Vector and Scalar Engines compute in fp32); a
-store casts to the output's dtype."""
+"""The dtype of a tile whose tensor does not say (and of computed tiles in a float64
+program, ``working_dtype``)."""
 IN_PLACE_ENGINES = frozenset({"vector", "scalar", "gpsimd"})
 
 
@@ -339,13 +338,13 @@ def psum_scratch_bytes(kernel: KernelProgram) -> int:
     its input's dtype but is accumulated into (``+=``) lives in an fp32 ``psum`` slot, so
     the kernel writes it to a scratch tile, one per shape and dtype, and adds it in."""
     program = kernel.program
-    dtypes = psum_dtypes(program)
+    dtypes, sbuf_dtype = psum_dtypes(program), _sbuf_dtypes(program)
     scratch: set[tuple[tuple[int, ...], str]] = set()
     for stmt in program.statements:
         var = stmt.dst.var
         if not stmt.op.result_keeps_input_dtype or var not in kernel.psum or dtypes[var] != PSUM_DTYPE:
             continue
-        dtype = _input_dtype(program, stmt)
+        dtype = sbuf_dtype(stmt.operands[stmt.op.read_positions[0]].var)
         if dtype != PSUM_DTYPE:
             scratch.add((tuple(hi - lo for lo, hi in stmt.dst.slices), dtype))
     target = program.target
@@ -380,23 +379,37 @@ def psum_dtypes(program: Program) -> Mapping[str, str]:
 
 
 def _psum_dtypes(program: Program) -> Mapping[str, str]:
+    sbuf_dtype = _sbuf_dtypes(program)
     found = {}
     for var in psum_variables(program):
         writers = program.writers_of(var)
         stmt = program.statements[writers[0]]
         keeps = len(writers) == 1 and stmt.op.result_keeps_input_dtype and not stmt.accumulate
-        found[var] = _input_dtype(program, stmt) if keeps else PSUM_DTYPE
+        found[var] = sbuf_dtype(stmt.operands[stmt.op.read_positions[0]].var) if keeps else PSUM_DTYPE
     return found
 
 
-def _input_dtype(program: Program, stmt: Statement) -> str:
-    """The dtype the kernel holds ``stmt``'s (first) input in."""
-    var = stmt.operands[stmt.op.read_positions[0]].var
-    defined = program.variables[var].defined_by
-    if defined is not None and program.statements[defined].op.name == "load":
-        source = program.statements[defined].operands[0].var
-        return program.variables[source].dtype or WORK_DTYPE
-    return working_dtype(program)
+def tile_dtypes(program: Program) -> Callable[[str], str]:
+    """The dtype the kernel holds each variable of ``program`` in, as its stream does: an
+    HBM tensor its own, a loaded tile its parameter's, a PSUM tile its stream's
+    (``psum_dtypes``), another computed tile the working dtype."""
+    psum, sbuf_dtype = psum_dtypes(program), _sbuf_dtypes(program)
+    return lambda var: psum.get(var) or sbuf_dtype(var)
+
+
+def _sbuf_dtypes(program: Program) -> Callable[[str], str]:
+    """``tile_dtypes`` for the variables outside PSUM."""
+    variables, working = program.variables, working_dtype(program)
+    loaded = {
+        program.statements[n].dst.var: program.statements[n].operands[0].var
+        for n in program.statements_of("load")
+    }
+
+    def dtype_of(var: str) -> str:
+        source = var if variables[var].external else loaded.get(var)
+        return working if source is None else variables[source].dtype or WORK_DTYPE
+
+    return dtype_of
 
 
 def psum_stream(dtype: str) -> str:
