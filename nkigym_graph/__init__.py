@@ -65,7 +65,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         saturate_steps,
         transforms,
     )
-    from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, StableIds
+    from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches
     from nkigym_graph.rewriting.patterns import Found, Pattern, PatternTransform, SetPattern
     from nkigym_graph.rewriting.transform import Edit, Match, Rename, Transform
     from nkigym_graph.scheduling.choice import ScheduleTransform
@@ -157,7 +157,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "saturate_steps",
         "transforms",
     ),
-    "nkigym_graph.rewriting.analysis_cache": ("Analysis", "LazyMatches", "StableIds"),
+    "nkigym_graph.rewriting.analysis_cache": ("Analysis", "LazyMatches"),
     "nkigym_graph.rewriting.patterns": ("Found", "Pattern", "PatternTransform", "SetPattern"),
     "nkigym_graph.rewriting.transform": ("Edit", "Match", "Rename", "Transform"),
     "nkigym_graph.scheduling.choice": ("ScheduleTransform",),
@@ -269,7 +269,6 @@ __all__ = [
     "SetPattern",
     "SimulationReport",
     "Simulator",
-    "StableIds",
     "Statement",
     "StatementLimitError",
     "StitchError",

@@ -33,23 +33,20 @@ from typing import NamedTuple
 from nkigym_graph import hookimpl
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.statement import Statement
-from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, StableIds, analysis_of
+from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, analysis_of
 from nkigym_graph.rewriting.transform import Edit, Match, Rename, Transform
 
-Region = tuple
+Region = tuple[str, tuple, tuple]
 """``(source, source slices, tile slices)``: what a load reads and the tile it fills."""
 Spec = tuple[str, int, int]
-"""``(source, duplicate load, the previous load of the same region)``, in stable ids."""
+"""``(source, duplicate load, the previous load of the same region)`` (statement ids)."""
 
 
 class _Groups(NamedTuple):
-    statements: tuple[Statement, ...]
-    """The analysed program's statements (to find the region of a load that changed)."""
-    ids: StableIds
     loads: dict[Region, tuple[int, ...]]
-    """Loads of each region (single-writer tiles only), ascending, in stable ids."""
+    """Loads of each region (single-writer tiles only), in program order."""
     specs: list[Spec]
-    """Sorted."""
+    """By source, then duplicate and previous load in program order."""
 
 
 def _region(stmt: Statement) -> Region | None:
@@ -68,12 +65,14 @@ class DataReuse(Transform):
         return list(self.analysis(program).matches)
 
     def analyze_batch(self, program: Program) -> list[Match]:
-        groups = analysis_of(program, self).state  # the cached analysis (stable ids)
-        here_of = groups.ids.here_of
+        groups = analysis_of(program, self).state  # the cached analysis
+        rank = program.order_key
         firsts = sorted(
-            (region[0], node, nodes[0]) for region, nodes in groups.loads.items() for node in nodes[1:]
+            (region[0], rank(node), node, nodes[0])
+            for region, nodes in groups.loads.items()
+            for node in nodes[1:]
         )
-        return [self._match(program, here_of[first], here_of[node]) for _, node, first in firsts]
+        return [self._match(program, first, node) for _, _, node, first in firsts]
 
     def analysis(self, program: Program) -> Analysis:
         loads: dict[Region, list[int]] = {}
@@ -83,61 +82,58 @@ class DataReuse(Transform):
                 if region is not None:
                     loads.setdefault(region, []).append(node)
         groups = {region: tuple(nodes) for region, nodes in loads.items()}
-        specs = sorted(_specs(groups))
-        return self._finish(program, _Groups(program.statements, StableIds.of(program), groups, specs))
+        specs = _sorted(program, _specs(groups))
+        return self._finish(program, _Groups(groups, specs))
 
     def reanalysis(self, program: Program, previous: Analysis) -> Analysis | None:
         derivation = program.derivation
-        if derivation is None or not isinstance(previous.state, _Groups):
+        parent = derivation.parent() if derivation is not None else None
+        if derivation is None or parent is None or not isinstance(previous.state, _Groups):
             return None
         before = previous.state
-        ids = before.ids.derived(derivation)
-        dirty, old_of = derivation.altered, derivation.old_of
+        dirty, removed = derivation.altered, derivation.removed
         affected: set[Region] = set()
-        for old in (*derivation.gone, *(old_of[n] for n in dirty)):
-            region = _region(before.statements[old])
+        for old in (*removed, *dirty):
+            region = _region(parent[old])
             if region is not None:
                 affected.add(region)
         joining: dict[Region, list[int]] = {}
-        for node in sorted(dirty):
+        for node in dirty:
             region = self._reusable(program, node)
             if region is not None:
                 affected.add(region)
-                joining.setdefault(region, []).append(ids.base_of[node])
+                joining.setdefault(region, []).append(node)
         loads = {region: nodes for region, nodes in before.loads.items() if region not in affected}
-        here_of = ids.here_of  # stable ids keep program order: edits that move statements rebuild in full
         dropped: set[int] = set()
         rebuilt: dict[Region, tuple[int, ...]] = {}
         for region in affected:
             members_before = before.loads.get(region, ())
             dropped.update(members_before)
-            kept = (n for n in members_before if here_of[n] >= 0 and here_of[n] not in dirty)
-            members = tuple(sorted({*kept, *joining.get(region, ())}))
+            kept = (n for n in members_before if n not in removed and n not in dirty)
+            members = tuple(program.in_order({*kept, *joining.get(region, ())}))
             if members:
                 rebuilt[region] = members
         loads.update(rebuilt)
         specs = [spec for spec in before.specs if spec[1] not in dropped]
         specs.extend(_specs(rebuilt))
-        specs.sort()
-        return self._finish(program, _Groups(program.statements, ids, loads, specs))
+        return self._finish(program, _Groups(loads, _sorted(program, specs)))
 
     def _finish(self, program: Program, groups: _Groups) -> Analysis:
-        here_of = groups.ids.here_of
         return Analysis(
-            LazyMatches(groups.specs, lambda spec: self._match(program, here_of[spec[2]], here_of[spec[1]])),
-            groups,
+            LazyMatches(groups.specs, lambda spec: self._match(program, spec[2], spec[1])), groups
         )
 
     def _reusable(self, program: Program, node: int) -> Region | None:
         """The region ``node`` loads, if it is a load filling a tile written only there."""
-        region = _region(program.statements[node])
-        if region is None or len(program.writers_of(program.statements[node].dst.var)) != 1:
+        stmt = program[node]
+        region = _region(stmt)
+        if region is None or len(program.writers_of(stmt.dst.var)) != 1:
             return None  # a tile written again later is not a pure copy
         return region
 
     def _match(self, program: Program, keeper: int, duplicate: int) -> Match:
-        keep_var = program.statements[keeper].dst.var
-        dup_var = program.statements[duplicate].dst.var
+        keep_var = program[keeper].dst.var
+        dup_var = program[duplicate].dst.var
         return Match(
             transform=self.name,
             nodes=(keeper, duplicate),
@@ -146,6 +142,11 @@ class DataReuse(Transform):
             detail=f"{dup_var} is {keep_var}",
             program_hash=program.canonical_hash,
         )
+
+
+def _sorted(program: Program, specs: list[Spec]) -> list[Spec]:
+    rank = program.order_key
+    return sorted(specs, key=lambda spec: (spec[0], rank(spec[1]), rank(spec[2])))
 
 
 def _specs(loads: dict[Region, tuple[int, ...]]) -> list[Spec]:

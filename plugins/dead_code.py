@@ -36,7 +36,7 @@ class DeadCode(PatternTransform):
         return remove(program, found.root)
 
     def describe(self, program: Program, found: Found) -> str:
-        written = program.statements[found.root].writes
+        written = program[found.root].writes
         return f"{', '.join(w.var for w in written)} is never read"
 
 

@@ -78,7 +78,7 @@ class ReductionMerge(Transform):
         seen: set[tuple[int, ...]] = set()  # a fold is found from each of its two chunks
         for op_name in sorted({name for name, _ in RULES}):
             for node in program.statements_of(op_name):
-                stmt = program.statements[node]
+                stmt = program[node]
                 rule = _rule(stmt)
                 if rule is None or rule.partial is not None or reduced_axis(stmt.op) is None:
                     continue
@@ -92,7 +92,7 @@ class ReductionMerge(Transform):
 
     # -- sums: ``acc += op(chunk)`` after ``acc (+)= op(previous chunk)`` ----------------
     def _accumulated(self, program: Program, second: int) -> Match | None:
-        stmt = program.statements[second]
+        stmt = program[second]
         if not stmt.accumulate:
             return None
         var = stmt.dst.var
@@ -101,9 +101,10 @@ class ReductionMerge(Transform):
         if at == 0:
             return None
         first = writers[at - 1]
-        earlier = program.statements[first]
+        earlier = program[first]
+        rank = program.order_key
         if earlier.dst.slices != stmt.dst.slices or any(
-            first < n < second for n, _ in program.consumers_of(var)
+            rank(first) < rank(n) < rank(second) for n, _ in program.consumers_of(var)
         ):
             return None
         join = _joined(program, first, second) or _joined(program, first, second, swapped=True)
@@ -114,7 +115,7 @@ class ReductionMerge(Transform):
 
     # -- maxima and minima: ``fold(op(chunk a), op(chunk b))`` ---------------------------
     def _folded(self, program: Program, node: int, rule: Combine) -> Match | None:
-        stmt = program.statements[node]
+        stmt = program[node]
         if stmt.accumulate:
             return None
         for fold, _ in program.consumers_of(stmt.dst.var):
@@ -125,7 +126,7 @@ class ReductionMerge(Transform):
 
     def _reassociated(self, program: Program, fold: int, rule: Combine) -> Match | None:
         """``fold(fold(x, op(c1)), op(c2))`` -> ``fold(x, op(c1 + c2))`` for neighbouring chunks."""
-        outer = program.statements[fold]
+        outer = program[fold]
         if outer.op is not rule.op or outer.attrs != rule.attrs or outer.accumulate:
             return None
         for position in outer.op.read_positions:
@@ -133,12 +134,12 @@ class ReductionMerge(Transform):
             inner, second = _only_writer(program, inner_var), _only_writer(program, part)
             if inner is None or second is None or not _read_only_by(program, (inner_var, part), fold):
                 continue
-            folding = program.statements[inner]
+            folding = program[inner]
             if folding.op is not rule.op or folding.attrs != rule.attrs or folding.accumulate:
                 continue
             for inner_position in folding.op.read_positions:
                 first = _only_writer(program, folding.operands[inner_position])
-                if first is None or first >= second:
+                if first is None or program.order_key(first) >= program.order_key(second):
                     continue
                 if not _read_only_by(program, (folding.operands[inner_position],), inner):
                     continue
@@ -156,21 +157,21 @@ class ReductionMerge(Transform):
         return None
 
     def _fold_match(self, program: Program, fold: int, rule: Combine) -> Match | None:
-        folding = program.statements[fold]
+        folding = program[fold]
         if folding.op is not rule.op or folding.attrs != rule.attrs or folding.accumulate:
             return None
         parts = [folding.operands[p] for p in folding.op.read_positions]
         writers = [_only_writer(program, part) for part in parts]
         if any(w is None for w in writers) or writers[0] == writers[1]:
             return None
-        first, second = sorted(w for w in writers if w is not None)
+        first, second = program.in_order(w for w in writers if w is not None)
         for position in folding.op.read_positions:
             if program.consumers_of(folding.operands[position].var) != ((fold, position),):
                 return None
         join = _joined(program, first, second) or _joined(program, first, second, swapped=True)
         if join is None:
             return None
-        keep = program.statements[first].dst.var
+        keep = program[first].dst.var
         edit = Edit(
             replace={first: join.statement},
             absorb={second: first, fold: first},
@@ -181,9 +182,7 @@ class ReductionMerge(Transform):
     def _match(self, program: Program, nodes: tuple[int, ...], edit: Edit, merged: Statement) -> Match:
         changed = set(nodes) | set(edit.changes)
         reads = frozenset(p for n in nodes for p in program.pred_of(n)) - changed
-        mentions = frozenset(o.var for n in changed for o in program.statements[n].operands) - set(
-            edit.renames
-        )
+        mentions = frozenset(o.var for n in changed for o in program[n].operands) - set(edit.renames)
         axis = reduced_axis(merged.op)
         return Match(
             transform=self.name,
@@ -206,7 +205,7 @@ def _only_writer(program: Program, operand: Operand) -> int | None:
     writers = program.writers_of(operand.var)
     if len(writers) != 1 or program.variables[operand.var].external:
         return None
-    stmt = program.statements[writers[0]]
+    stmt = program[writers[0]]
     return writers[0] if stmt.dst.slices == operand.slices and not stmt.accumulate else None
 
 
@@ -223,7 +222,7 @@ def _joined(program: Program, first: int, second: int, swapped: bool = False) ->
     are not neighbouring chunks of one reduction (``swapped``: ``second``'s chunk comes
     first along the axis). Chunks of two loads of neighbouring regions of one parameter
     join by merging the loads as ``operand_merge`` would."""
-    a, b = program.statements[first], program.statements[second]
+    a, b = program[first], program[second]
     if a.op is not b.op or a.attrs != b.attrs:
         return None
     axis = reduced_axis(a.op)
@@ -259,7 +258,8 @@ def _joined(program: Program, first: int, second: int, swapped: bool = False) ->
     if not a.op.can_merge_dim(axis, size, program.target):
         return None
     moved = set(loads.absorb)
-    if any(p > first for p in program.pred_of(second) if p != first and p not in moved):
+    rank = program.order_key
+    if any(rank(p) > rank(first) for p in program.pred_of(second) if p != first and p not in moved):
         return None  # the second chunk's inputs are not ready where the merged statement stands
     return Join(a._replace(operands=tuple(operands)), loads)
 
@@ -282,7 +282,7 @@ def _loads_joined(program: Program, low: Operand, high: Operand, dim: int) -> tu
     if analysis.blocker(members, axis) is not None:
         return None
     edit = analysis.match("reduction_merge", members, axis).edit
-    keeper = program.statements[min(members)].dst.var
+    keeper = program[min(members, key=program.order_key)].dst.var
     span = (low.slices[dim][0], extent + high.slices[dim][1])
     return Operand(keeper, (*low.slices[:dim], span, *low.slices[dim + 1 :])), edit
 

@@ -54,12 +54,15 @@ def chains(program: Program) -> Iterator[tuple[str, tuple[int, ...]]]:
         if len(writers) < 2:
             continue
         whole = tuple((0, n) for n in info.shape)
-        stmts = [program.statements[w] for w in writers]
+        stmts = [program[w] for w in writers]
         if any(s.op.engine not in PSUM_ENGINES or s.dst.slices != whole for s in stmts):
             continue
         if stmts[0].accumulate or not all(s.accumulate for s in stmts[1:]):
             continue
-        if any(node < writers[-1] and node not in writers for node, _ in program.consumers_of(var)):
+        last = program.order_key(writers[-1])
+        if any(
+            program.order_key(node) < last and node not in writers for node, _ in program.consumers_of(var)
+        ):
             continue
         yield var, writers
 
@@ -108,7 +111,7 @@ class Rfactor(Transform):
             for j, start in enumerate(range(0, len(writers), group)):
                 partial = _fresh(f"{var}_p{j}", taken)
                 for i, node in enumerate(writers[start : start + group]):
-                    stmt = program.statements[node]
+                    stmt = program[node]
                     operands = (*stmt.operands[:2], Operand(partial, whole))
                     replaced[node] = Statement(stmt.op, operands, stmt.attrs, accumulate=i > 0)
                 total = _fresh(f"{var}_s{j}", taken)
@@ -123,13 +126,17 @@ class Rfactor(Transform):
             assert running is not None
             renames[var] = running
         statements: list[Statement] = []
-        for node, stmt in enumerate(program.statements):
+        ids: list[int] = []  # the statements keep their ids; the sums are new (-1)
+        for node, stmt in program.items():
             stmt = replaced.get(node, stmt)
             if any(o.var in renames for o in stmt.operands):
                 stmt = stmt.renamed(renames)  # a later chain reads an earlier one's sum
             statements.append(stmt)
-            statements.extend(after.get(node, ()))
-        return program.replace(statements=statements)
+            ids.append(node)
+            sums = after.get(node, ())
+            statements.extend(sums)
+            ids.extend([-1] * len(sums))
+        return program.rebuilt(statements, ids)
 
 
 def _fresh(stem: str, taken: set[str]) -> str:

@@ -75,8 +75,8 @@ class WeightStitch(Transform):
 
     def rewrite(self, program: Program, match: Match) -> Program:
         self.check_origin(program, match)
-        statements = program.statements
-        loaded = {statements[node].operands[0].var for node in match.nodes if node < len(statements)}
+        statements = program
+        loaded = {statements[node].operands[0].var for node in match.nodes if node in program}
         weights = [p.name for p in program.params if p.name in loaded]
         try:
             return stitch_program(program, weights)
@@ -90,10 +90,10 @@ class WeightStitch(Transform):
             return analysis.explain()
         lines = []
         for node in nodes:
-            if not 0 <= node < len(program.statements) or program.statements[node].op.name != "load":
+            if node not in program or program[node].op.name != "load":
                 lines.append(f"statement {node} is not a load of a parameter")
                 continue
-            lines.append(f"statement {node}: {_why(analysis, program.statements[node].operands[0].var)}")
+            lines.append(f"statement {node}: {_why(analysis, program[node].operands[0].var)}")
         return "\n".join(lines)
 
 

@@ -38,7 +38,7 @@ def test_hash_is_invariant_under_renaming_intermediates(program: Program, seed: 
 @given(tiled_programs(), st.integers(0, 2**32))
 def test_hash_is_invariant_under_topological_reordering(program: Program, seed: int) -> None:
     order = random_topological_order(program, seed)
-    reordered = program.replace(statements=[program.statements[i] for i in order])
+    reordered = program.replace(statements=[program[i] for i in order])
     assert reordered.canonical_hash == program.canonical_hash
 
 
@@ -49,7 +49,7 @@ def test_any_single_slice_edit_changes_the_hash(program: Program, seed: int, dat
     rnd = random.Random(seed)
     movable = list(program.statements_of("load")) + list(program.statements_of("store"))
     node = rnd.choice(movable)
-    stmt = program.statements[node]
+    stmt = program[node]
     position = 0 if stmt.op.name == "load" else 1
     var, slices = stmt.operands[position]
     shape = program.variables[var].shape
@@ -114,6 +114,6 @@ def test_dependent_statements_keep_their_order_in_the_hash() -> None:
 def test_node_keys_are_stable_hex_digests(name: str) -> None:
     program = parse_program(seed_text(name))
     assert len(program.node_keys) == len(program)
-    assert all(len(k) == 32 and int(k, 16) >= 0 for k in program.node_keys)
+    assert all(len(k) == 32 and int(k, 16) >= 0 for k in program.node_keys.values())
     assert len(program.canonical_hash) == 40
     assert make_attrs(b=1, a=2) == (("a", 2), ("b", 1))

@@ -1,4 +1,9 @@
-"""A snapshot derived from its parent by an edit equals the same program built in full."""
+"""A snapshot derived from its parent by an edit equals the same program built in full.
+
+Statements keep their ids across derivations, so a derived snapshot is compared with
+a full build twice: with a fresh build (ids ``0 .. n-1``) after mapping ids by
+position, and with a full build under the derived snapshot's own ids, exactly.
+"""
 
 from __future__ import annotations
 
@@ -20,23 +25,67 @@ def full_build(program: Program) -> Program:
     return program.replace()
 
 
+def _mapped(to: dict[int, int], edges: tuple[tuple[int, object], ...]) -> list[tuple[int, object]]:
+    return sorted(((to[src], what) for src, what in edges), key=repr)
+
+
 def assert_same_snapshot(derived: Program, built: Program) -> None:
-    assert derived.derivation is not None
+    """``derived`` equals ``built`` once its ids are mapped to ``built``'s by position."""
     assert derived.statements == built.statements
-    assert dict(derived.variables) == dict(built.variables)
-    for node in range(len(built)):
-        assert sorted(derived._data_in[node]) == sorted(built._data_in[node]), node
-        assert sorted(derived._order_in[node]) == sorted(built._order_in[node]), node
-        assert derived.pred_of(node) == built.pred_of(node)
-    assert derived.node_keys == built.node_keys
+    assert len(derived.ids) == len(set(derived.ids)) == len(built.ids)
+    to = dict(zip(derived.ids, built.ids, strict=True))
+    for at, node in enumerate(derived.ids):
+        assert derived.position(node) == at and derived[node] is derived.statements[at]
+    assert derived.in_order(reversed(derived.ids)) == list(derived.ids)
+    assert {
+        name: info._replace(defined_by=None if info.defined_by is None else to[info.defined_by])
+        for name, info in derived.variables.items()
+    } == dict(built.variables)
+    for node in derived.ids:
+        assert _mapped(to, derived._data_in[node]) == _mapped(
+            {n: n for n in built.ids}, built._data_in[to[node]]
+        )
+        assert _mapped(to, derived._order_in[node]) == _mapped(
+            {n: n for n in built.ids}, built._order_in[to[node]]
+        )
+        assert [to[n] for n in derived.pred_of(node)] == list(built.pred_of(to[node]))
+    assert {to[n]: key for n, key in derived.node_keys.items()} == dict(built.node_keys)
     assert derived.canonical_hash == built.canonical_hash
-    assert dict(derived.index.by_op) == dict(built.index.by_op)
-    assert dict(derived.index.writers) == dict(built.index.writers)
-    assert {v: sorted(c) for v, c in derived.index.consumers.items()} == {
-        v: sorted(c) for v, c in built.index.consumers.items()
+    index, other = derived.index, built.index
+    for lookup, expected in (
+        (index.by_op, other.by_op),
+        (index.writers, other.writers),
+        (index.loads_by_source, other.loads_by_source),
+    ):
+        assert {key: [to[n] for n in nodes] for key, nodes in lookup.items()} == {
+            key: list(nodes) for key, nodes in expected.items()
+        }
+    assert {v: sorted((to[n], p) for n, p in c) for v, c in index.consumers.items()} == {
+        v: sorted(c) for v, c in other.consumers.items()
     }
-    assert dict(derived.index.loads_by_source) == dict(built.index.loads_by_source)
-    assert sorted(derived.graph.edges(data=True)) == sorted(built.graph.edges(data=True))
+    assert list(derived.graph.nodes) == list(derived.ids)
+    assert sorted((to[u], to[v], repr(d)) for u, v, d in derived.graph.edges(data=True)) == sorted(
+        (u, v, repr(d)) for u, v, d in built.graph.edges(data=True)
+    )
+
+
+def _renamed_in(stmt, match) -> bool:
+    return any(operand.var in match.renamed for operand in stmt.operands)
+
+
+def assert_derived_correctly(child: Program, parent: Program) -> None:
+    """``child`` (derived from ``parent``) equals its full builds, and every statement it
+    kept or edited keeps its parent's id."""
+    derivation = child.derivation
+    assert derivation is not None and derivation.parent() is parent
+    assert_same_snapshot(child, full_build(child))
+    assert_same_snapshot(child, child.rebuilt(child.statements, child.ids))
+    assert child.rebuilt(child.statements, child.ids).ids == child.ids
+    assert set(parent.ids) - set(child.ids) == derivation.removed
+    assert set(child.ids) <= set(parent.ids)  # edits create no statements
+    for node in child.ids:
+        if node not in derivation.changed:
+            assert child[node] == parent[node], node
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -49,10 +98,19 @@ def test_derived_snapshots_equal_full_builds(case, steps) -> None:
             continue
         if pick % 3 == 0:
             assert program.canonical_hash  # the parent's keys known: the child's are derived from them
-        child = ng.apply(program, transform, matches[pick % len(matches)])
+        match = matches[pick % len(matches)]
+        child = ng.apply(program, transform, match)
+        kept = [
+            node
+            for node in program.ids
+            if node not in match.changes and not _renamed_in(program[node], match)
+        ]
+        assert {node: child[node] for node in kept if node in child} == {
+            node: program[node] for node in kept if node in child
+        }  # kept statements keep their ids, derived or built in full
+        assert set(child.ids) <= set(program.ids)
         if child.derivation is not None:
-            assert child.derivation.parent() is program
-            assert_same_snapshot(child, full_build(child))
+            assert_derived_correctly(child, program)
         program = child
 
 
@@ -62,8 +120,10 @@ def test_batches_of_edits_derive_too() -> None:
     for name in ("data_reuse", "operand_merge", "dead_code"):
         transform = ng.get_transform(name)
         matches = select_non_conflicting(transform.analyze_batch(program))
+        if not matches:  # dead_code: nothing dead here
+            continue
         child = apply_edits(program, [m.edit for m in matches], transform=name)
-        assert_same_snapshot(child, full_build(child))
+        assert_derived_correctly(child, program)
         program = child
 
 
@@ -83,3 +143,44 @@ def test_reading_a_removed_tile_is_refused() -> None:
     load = program.statements_of("load")[0]
     with pytest.raises(TransformError, match=r"\[unknown_variable\] .*tensor_0.* is not defined"):
         apply_edits(program, [Edit(remove=frozenset({load}))])
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiled_cases(), st.lists(st.tuples(st.sampled_from(TRANSFORMS), st.integers(0, 10**6)), max_size=8))
+def test_ids_are_stable_along_random_rewrites_and_replays(case, steps) -> None:
+    """Along a random rewrite sequence a statement keeps its id until an edit changes or
+    removes it, removed ids never come back, and replaying the path gives the same ids."""
+    root = program = case[0]
+    assert program.ids == tuple(range(len(program)))
+    first_seen = dict(program.items())  # id -> its statement when last unchanged
+    ever: set[int] = set(program.ids)
+    path = []
+    for transform, pick in steps:
+        matches = ng.analyze(program, transform)
+        if not matches:
+            continue
+        match = matches[pick % len(matches)]
+        child = ng.apply(program, transform, match)
+        path.append((transform, pick % len(matches)))
+        gone = set(program.ids) - set(child.ids)
+        assert not (set(child.ids) - ever), "an edit reused or invented an id"
+        for node, stmt in child.items():
+            if node not in match.changes and not _renamed_in(first_seen[node], match):
+                assert first_seen[node] == stmt
+            first_seen[node] = stmt
+        for node in gone:
+            first_seen.pop(node)
+        program = child
+    assert ng.replay(root, path).ids == program.ids
+
+
+def test_a_full_build_under_ids_keeps_them_and_counts_on() -> None:
+    program = tiled_matmul(256, 128, 256)
+    reordered = program.rebuilt(program.statements, [10 * node for node in program.ids])
+    assert reordered.ids == tuple(10 * node for node in program.ids)
+    assert reordered.canonical_hash == program.canonical_hash
+    grown = reordered.rebuilt(reordered.statements, [*reordered.ids[:-1], -1])
+    assert grown.ids[-1] == 10 * (len(program) - 1) + 1  # a new statement gets a fresh id
+    assert grown[grown.ids[-1]] == program.statements[-1]
+    with pytest.raises(ng.NkigymError, match="one distinct id per statement"):
+        program.rebuilt(program.statements, [0] * len(program))

@@ -36,7 +36,7 @@ def test_random_tiled_programs_equal_numpy(program) -> None:
     a = rng.standard_normal(program.parameter("a").shape)
     b = rng.standard_normal(program.parameter("b").shape)
     expected = a.T @ b
-    tails = {s.attr("op") for s in (program.statements[i] for i in program.statements_of("activation"))}
+    tails = {s.attr("op") for s in (program[i] for i in program.statements_of("activation"))}
     if tails:
         (tail,) = tails
         expected = {"tanh": np.tanh, "exp": np.exp, "relu": lambda x: np.maximum(x, 0)}[tail](expected)

@@ -24,7 +24,7 @@ def dtype_of(program: Program, var: str, fixed: Mapping[str, str], known: dict[s
         if info is None or info.dtype or info.defined_by is None:
             known[var] = (info.dtype if info is not None else None) or DEFAULT_DTYPE
             break
-        stmt = program.statements[info.defined_by]
+        stmt = program[info.defined_by]
         pinned = fixed.get(stmt.op.name)
         first = _first_read(stmt)
         if pinned is not None or first is None:

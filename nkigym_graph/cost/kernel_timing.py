@@ -109,8 +109,9 @@ def kernel_profile(plan: KernelPlan) -> Profile:
     return build_profile(target.name, constants, "", events, records, timed, spans)
 
 
-def _specs(program: Program) -> list[tuple[_Spec, ...]]:
-    """Every statement's instructions (see the module docstring), once per kernel program."""
+def _specs(program: Program) -> dict[int, tuple[_Spec, ...]]:
+    """Every statement's instructions, by id (see the module docstring), once per kernel
+    program."""
     variables = program.variables
     dtype_of = tile_dtypes(program)  # as the plan's streams hold each tile
 
@@ -125,7 +126,7 @@ def _specs(program: Program) -> list[tuple[_Spec, ...]]:
         inner = math.prod(hi - lo for lo, hi in rest[:-1]) if len(rest) > 1 else 1
         return var, not variables[var].external, (p0, p1, c0 * size * inner, c1 * size * inner)
 
-    return [_statement_specs(stmt, ref, dtype_of, variables) for stmt in program.statements]
+    return {node: _statement_specs(stmt, ref, dtype_of, variables) for node, stmt in program.items()}
 
 
 def _statement_specs(

@@ -80,8 +80,9 @@ def list_schedule(tasks: Sequence[Task]) -> Schedule:
     return Schedule(end, MappingProxyType(busy), tuple(finish))
 
 
-Edges = Sequence[Sequence[tuple[int, Any]]]
-"""Per statement, its incoming edges as ``(source statement, label)`` pairs."""
+Edges = Sequence[Sequence[tuple[int, Any]]] | Mapping[int, Sequence[tuple[int, Any]]]
+"""Per statement (by position, or by id for a program whose ids are not positions), its
+incoming edges as ``(source statement, label)`` pairs."""
 
 CHECKPOINT_EVERY = 32
 """A ``Trace`` saves the engine queues before every this many statements."""
@@ -99,18 +100,20 @@ class Trace:
 
     names: tuple[str, ...]
     """The engine of each queue slot of the saved queues."""
-    finish: list[float]
-    """Per statement (never changed once the run is over)."""
+    finish: Mapping[int, float]
+    """Per statement (by id; never changed once the run is over)."""
+    statements: int
+    """How many statements the run scheduled."""
     saved: list[tuple[tuple[float, ...], tuple[float, ...], float]]
     """Before statement ``i * CHECKPOINT_EVERY``: free time and busy seconds per slot, makespan."""
     first: Mapping[str, tuple[int, int]]
-    """Per engine, its first task in the flattened order: (statement, place before it),
-    the statement's own task last (it orders ``Schedule.busy``)."""
+    """Per engine, its first task in the flattened order: (statement position, place
+    before it), the statement's own task last (it orders ``Schedule.busy``)."""
 
     def resume_point(self, changed: int) -> int:
-        """Where a program whose statements agree with this run's before ``changed``
-        resumes: the latest checkpoint at or before it (0: from the start)."""
-        point = min(changed, len(self.finish) - 1) // CHECKPOINT_EVERY
+        """Where a program whose statements agree with this run's before position
+        ``changed`` resumes: the latest checkpoint at or before it (0: from the start)."""
+        point = min(changed, self.statements - 1) // CHECKPOINT_EVERY
         return max(0, min(point, len(self.saved) - 1)) * CHECKPOINT_EVERY
 
 
@@ -140,18 +143,22 @@ def traced_schedule(
     inserted: Mapping[int, Sequence[Task]],
     resume: Trace | None = None,
     start: int = 0,
+    nodes: Sequence[int] | None = None,
 ) -> tuple[Schedule, Trace]:
-    """``node_schedule``, and the ``Trace`` to resume from. With ``resume`` (the trace of
-    a program whose statements before ``start`` are these, and ``start`` one of its
-    checkpoints, ``resume.resume_point``), the run starts at statement ``start``:
+    """``node_schedule``, and the ``Trace`` to resume from. ``nodes``: the statements'
+    ids in program order (default: their positions), which ``data``, ``order``,
+    ``inserted`` and the tasks' ``deps`` name them by. With ``resume`` (the trace of a
+    program whose statements before position ``start`` are these, and ``start`` one of
+    its checkpoints, ``resume.resume_point``), the run starts at statement ``start``:
     ``queues``, ``seconds`` cover the statements from ``start`` on, and ``data``,
-    ``order``, ``inserted`` are whole (indexed by statement; the tasks inserted before
-    ``start`` are the resumed run's)."""
+    ``order``, ``inserted`` are whole (the tasks inserted before ``start`` are the
+    resumed run's)."""
     assert not engines[0], "queue 0 is for statements without an engine"
     if resume is None:
         start = 0
     assert start % CHECKPOINT_EVERY == 0
     n = start + len(queues)
+    ids: Sequence[int] = range(n) if nodes is None else nodes
     names = list(
         dict.fromkeys([*engines, *(resume.names if start and resume else ()), *_engines_of(inserted)])
     )
@@ -159,40 +166,41 @@ def traced_schedule(
     free = [0.0] * len(names)
     busy = [0.0] * len(names)
     end = 0.0
-    finish: list[float]
+    finish: dict[int, float]
     first: dict[str, tuple[int, int]]
     if start and resume is not None:
         saved_free, saved_busy, end = resume.saved[start // CHECKPOINT_EVERY]
         for name, was_free, was_busy in zip(resume.names, saved_free, saved_busy, strict=True):
             free[slot[name]], busy[slot[name]] = was_free, was_busy
-        finish = resume.finish[:start]
+        finish = dict(resume.finish)  # the statements before ``start``; later ones are overwritten
         saved = resume.saved[: start // CHECKPOINT_EVERY]
         first = {name: at for name, at in resume.first.items() if at[0] < start}
     else:
-        finish, saved, first = [], [], {}
-    if start:
-        inserted = {node: tasks for node, tasks in inserted.items() if node >= start}
-    before_of: list[Sequence[Task] | None] = [None] * len(queues)
-    for node, tasks in inserted.items():
-        before_of[node - start] = tasks
-
-    append = finish.append
-    steps = zip(
-        queues, seconds, islice(data, start, None), islice(order, start, None), before_of, strict=False
-    )
+        finish, saved, first = {}, [], {}
+    later: list[int] = list(ids[start:n])
+    get_inserted = inserted.get
+    steps = zip(queues, seconds, later, strict=True)
+    firsts: dict[str, tuple[int, int]] = {}
+    at = start
     for _ in range(start, n, CHECKPOINT_EVERY):
         saved.append((tuple(free), tuple(busy), end))
-        for queue, cost, into, after, before in islice(steps, CHECKPOINT_EVERY):
+        for queue, cost, node in islice(steps, CHECKPOINT_EVERY):
             begin = free[queue]  # the slot of "no engine" stays at 0.0
+            into = data[node]
             if into:
                 for d, _ in into:
                     if finish[d] > begin:
                         begin = finish[d]
+            after = order[node]
             if after:
                 for d, _ in after:
                     if finish[d] > begin:
                         begin = finish[d]
+            before = get_inserted(node)
             if before is not None:
+                for place, (engine, _, _) in enumerate(before):
+                    if engine not in firsts:
+                        firsts[engine] = (at, place)
                 ready = _run_inserted(before, slot, free, busy, finish)
                 if ready > begin:
                     begin = ready
@@ -202,19 +210,28 @@ def traced_schedule(
             if queue:
                 busy[queue] += cost
                 free[queue] = done
-            append(done)
+            finish[node] = done
             if done > end:
                 end = done
-    assert len(finish) == n, "edges, queues and seconds disagree on the number of statements"
-    for name, at in _first_tasks(queues, names, inserted, start).items():
-        first.setdefault(name, at)  # a task before ``start`` comes first
-    used = sorted((at, name) for name, at in first.items() if name)
-    schedule = Schedule(end, MappingProxyType({name: busy[slot[name]] for _, name in used}), tuple(finish))
-    return schedule, Trace(tuple(names), finish, saved, first)
+            at += 1
+    assert at == n, "edges, queues and seconds disagree on the number of statements"
+    for name, found in _first_tasks(queues, names, inserted, later, start, firsts).items():
+        first.setdefault(name, found)  # a task before ``start`` comes first
+    used = sorted((place, name) for name, place in first.items() if name)
+    schedule = Schedule(
+        end,
+        MappingProxyType({name: busy[slot[name]] for _, name in used}),
+        tuple(map(finish.__getitem__, ids)),
+    )
+    return schedule, Trace(tuple(names), finish, n, saved, first)
 
 
 def _run_inserted(
-    tasks: Sequence[Task], slot: Mapping[str, int], free: list[float], busy: list[float], finish: list[float]
+    tasks: Sequence[Task],
+    slot: Mapping[str, int],
+    free: list[float],
+    busy: list[float],
+    finish: Mapping[int, float],
 ) -> float:
     """Queue inserted tasks (their deps are statements already scheduled); when the last
     of them finishes."""
@@ -239,18 +256,21 @@ def _engines_of(inserted: Mapping[int, Sequence[Task]]) -> list[str]:
 
 
 def _first_tasks(
-    queues: Sequence[int], names: Sequence[str], inserted: Mapping[int, Sequence[Task]], start: int
+    queues: Sequence[int],
+    names: Sequence[str],
+    inserted: Mapping[int, Sequence[Task]],
+    later: Sequence[int],
+    start: int,
+    firsts: Mapping[str, tuple[int, int]],
 ) -> dict[str, tuple[int, int]]:
-    """Per engine, its first task from statement ``start`` on: (statement, place before
-    it), the statement's own task after its inserted ones."""
-    first: dict[str, tuple[int, int]] = {}
-    for node, tasks in inserted.items():
-        for place, (engine, _, _) in enumerate(tasks):
-            first[engine] = min(first.get(engine, (node, place)), (node, place))
+    """Per engine, its first task from position ``start`` on (``later``: the ids from
+    there): (statement position, place before it), the statement's own task after its
+    inserted ones (``firsts``: the first inserted task of each engine the run met)."""
+    first = dict(firsts)
     if not isinstance(queues, list):
         queues = list(queues)
     for queue in set(queues):
-        node = start + queues.index(queue)
-        own = (node, len(inserted.get(node, ())))
+        at = queues.index(queue)
+        own = (start + at, len(inserted.get(later[at], ())))
         first[names[queue]] = min(first.get(names[queue], own), own)
     return first

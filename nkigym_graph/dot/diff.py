@@ -42,17 +42,18 @@ class Matching:
     """How the statements of ``before`` and ``after`` correspond."""
 
     after_status: tuple[str, ...]
-    """Per ``after`` statement: ``same``, ``changed`` or ``added``."""
+    """Per ``after`` statement (in program order): ``same``, ``changed`` or ``added``."""
     before_of: tuple[int | None, ...]
-    """Per ``after`` statement: the ``before`` statement it matches (None when added)."""
+    """Per ``after`` statement: the position of the ``before`` statement it matches
+    (None when added)."""
     removed: tuple[int, ...]
-    """``before`` statements with no counterpart, ascending."""
+    """Positions of the ``before`` statements with no counterpart, ascending."""
 
 
 def local_key(program: Program, node: int) -> Hashable:
     """A statement up to its intermediates: op, attributes, the name and slices of each
     parameter or output operand, and the extent of each intermediate operand."""
-    stmt = program.statements[node]
+    stmt = program[node]
     variables = program.variables
     operands = tuple(
         ("~", tuple(stop - start for start, stop in o.slices))
@@ -68,7 +69,12 @@ def match(before: Program, after: Program) -> Matching:
     status = ["added"] * len(after)
     before_of: list[int | None] = [None] * len(after)
     left = set(range(len(before)))
-    for keys_of in (lambda p, n: p.node_keys[n], local_key):
+    for by_merkle in (True, False):
+
+        def keys_of(p: Program, at: int, merkle: bool = by_merkle) -> Hashable:
+            node = p.ids[at]
+            return p.node_keys[node] if merkle else local_key(p, node)
+
         pool: dict[Hashable, deque[int]] = {}
         for node in sorted(left):
             pool.setdefault(keys_of(before, node), deque()).append(node)
@@ -79,7 +85,7 @@ def match(before: Program, after: Program) -> Matching:
             if found:
                 before_of[node] = paired = found.popleft()
                 left.discard(paired)
-                status[node] = "same" if keys_of is not local_key else "changed"
+                status[node] = "same" if by_merkle else "changed"
     return Matching(tuple(status), tuple(before_of), tuple(sorted(left)))
 
 
@@ -91,30 +97,31 @@ def diff_scene(
 ) -> tuple[Scene, Matching]:
     """The scene of ``after`` with statuses, removed statements and their edges."""
     found = match(before, after)
-    after_id = [f"n{node}" for node in range(len(after))]
-    before_id = [f"r{node}" for node in range(len(before))]
-    for node, paired in enumerate(found.before_of):
+    after_id = {node: f"n{node}" for node in after.ids}
+    before_id = {node: f"r{node}" for node in before.ids}
+    for at, paired in enumerate(found.before_of):
         if paired is not None:
-            before_id[paired] = after_id[node]
+            before_id[before.ids[paired]] = after_id[after.ids[at]]
     counts = {s: found.after_status.count(s) for s in ("added", "changed")}
     title = (
         f"{title_of(before)}\n-> {title_of(after)}\n"
         f"{len(found.removed)} removed, {counts['added']} added, {counts['changed']} changed"
     )
     scene = Scene(title, terminals=_terminals(before, after))
-    for node, stmt in enumerate(after.statements):
-        state = found.after_status[node]
+    for at, (node, stmt) in enumerate(after.items()):
+        state = found.after_status[at]
         tooltip = f"#{node} {state}"
-        paired = found.before_of[node]
+        paired = found.before_of[at]
         if state == "changed" and paired is not None:
-            tooltip += f"; was {before.describe(paired)}"
-        group = after_groups[node] if after_groups is not None else None
+            tooltip += f"; was {before.describe(before.ids[paired])}"
+        group = after_groups[at] if after_groups is not None else None
         scene.boxes.append(
             Box(after_id[node], stmt.op.name, partial(after.describe, node), group, state, tooltip)
         )
-    for node in found.removed:
-        group = before_groups[node] if before_groups is not None else None
-        op = before.statements[node].op.name
+    for at in found.removed:
+        node = before.ids[at]
+        group = before_groups[at] if before_groups is not None else None
+        op = before[node].op.name
         scene.boxes.append(
             Box(before_id[node], op, partial(before.describe, node), group, "removed", f"#{node} removed")
         )

@@ -78,12 +78,12 @@ def group_keys(program: Program, fold: Fold, *, coarsen: bool = False) -> Groupi
     if fold == "op":
         return Grouping([stmt.op.name for stmt in program.statements], "by op")
     if callable(fold):
-        return Grouping([_user_key(fold, program, node) for node in range(len(program))], "by a function")
+        return Grouping([_user_key(fold, program, node) for node in program.ids], "by a function")
     raise NkigymError(f"unknown fold {fold!r}")
 
 
 def _user_key(fold: Callable[[Statement], Hashable], program: Program, node: int) -> Hashable:
-    key = fold(program.statements[node])
+    key = fold(program[node])
     try:
         hash(key)
     except TypeError:
@@ -95,12 +95,11 @@ def _user_key(fold: Callable[[Statement], Hashable], program: Program, node: int
 
 
 def output_blocks(program: Program) -> list[tuple[Block, ...]]:
-    """Per statement, the output regions its data flows into (sorted)."""
+    """Per statement (in program order), the output regions its data flows into (sorted)."""
     data_in, _ = program.incoming
     variables = program.variables
-    blocks: list[set[Block]] = [set() for _ in program.statements]
-    for node in range(len(program) - 1, -1, -1):
-        stmt = program.statements[node]
+    blocks: dict[int, set[Block]] = {node: set() for node in program.ids}
+    for node, stmt in zip(reversed(program.ids), reversed(program.statements), strict=True):
         if stmt.op.read_positions:  # an allocation contributes to nothing
             for operand in stmt.writes:
                 info = variables.get(operand.var)
@@ -108,7 +107,7 @@ def output_blocks(program: Program) -> list[tuple[Block, ...]]:
                     blocks[node].add((operand.var, operand.slices))
         for src, _ in data_in[node]:
             blocks[src] |= blocks[node]
-    return [tuple(sorted(found)) for found in blocks]
+    return [tuple(sorted(blocks[node])) for node in program.ids]
 
 
 def coarse_blocks(program: Program, blocks: Sequence[tuple[Block, ...]]) -> list[tuple[Block, ...]]:

@@ -11,7 +11,7 @@ on every box and arrow.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import NamedTuple
@@ -100,25 +100,25 @@ def terminal_id(var: str, kind: str) -> str:
     return f"{'p' if kind == 'param' else 'o'}_{var}"
 
 
-def program_arrows(program: Program, box_id: list[str]) -> list[Arrow]:
-    """The program's edges, between the box ids given per statement."""
+def program_arrows(program: Program, box_id: Mapping[int, str]) -> list[Arrow]:
+    """The program's edges, between the box ids given per statement id."""
     arrows = []
     for src, dst, data in program.graph.edges(data=True):
         uses = data["uses"]
         if uses:
             arrows.append(Arrow(box_id[src], box_id[dst], "data", partial(_uses_label, uses)))
         else:
-            minor = not program.statements[src].op.read_positions
+            minor = not program[src].op.read_positions
             label = partial(_order_label, data["order"])
             arrows.append(Arrow(box_id[src], box_id[dst], "order", label, minor=minor))
     return arrows
 
 
-def terminal_arrows(program: Program, box_id: list[str]) -> list[Arrow]:
+def terminal_arrows(program: Program, box_id: Mapping[int, str]) -> list[Arrow]:
     """Parameter reads and output writes, with the slices read or written."""
     variables = program.variables
     arrows = []
-    for node, stmt in enumerate(program.statements):
+    for node, stmt in program.items():
         for _, operand in stmt.read_items():
             info = variables.get(operand.var)
             if info is not None and info.kind == PARAM:
@@ -158,11 +158,12 @@ def title_of(program: Program) -> str:
 
 
 def program_scene(program: Program, groups: list[Hashable | None] | None = None) -> Scene:
-    """The scene of one program; ``groups`` gives each statement's fold group."""
-    box_id = [f"n{node}" for node in range(len(program))]
+    """The scene of one program; ``groups`` gives each statement's fold group (in
+    program order)."""
+    box_id = {node: f"n{node}" for node in program.ids}
     scene = Scene(title_of(program), terminals=terminals_of(program))
-    for node, stmt in enumerate(program.statements):
-        group = groups[node] if groups is not None else None
+    for at, (node, stmt) in enumerate(program.items()):
+        group = groups[at] if groups is not None else None
         scene.boxes.append(
             Box(
                 box_id[node],

@@ -163,7 +163,7 @@ class ProgramAxes:
             return found
         box: dict[str, Range] = {}
         offsets, axis_of = self._offsets, self.axis_of
-        for var, slices in self.program.statements[node].operands:
+        for var, slices in self.program[node].operands:
             for index, (start, stop) in enumerate(slices):
                 axis = axis_of.get((var, index))
                 if axis is None:

@@ -16,20 +16,20 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from hashlib import blake2b
 
 from nkigym_graph.ir.dependencies import Use
-from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.statement import StatementsById
 from nkigym_graph.ir.targets import Target
 from nkigym_graph.ir.variables import INTERMEDIATE, Param, Variable
 
-DataIn = Sequence[Sequence[tuple[int, Use]]]
-"""Per node, its data edges as ``(source node, use)``."""
-OrderIn = Sequence[Sequence[tuple[int, str]]]
-"""Per node, its ordering edges as ``(earlier node, variable)``."""
+DataIn = Mapping[int, Sequence[tuple[int, Use]]]
+"""Per node id, its data edges as ``(source node, use)``."""
+OrderIn = Mapping[int, Sequence[tuple[int, str]]]
+"""Per node id, its ordering edges as ``(earlier node, variable)``."""
 
 
 class _KeyMaker:
     """Computes node keys one at a time (shared by the full and incremental passes)."""
 
-    def __init__(self, statements: Sequence[Statement], variables: Mapping[str, Variable]) -> None:
+    def __init__(self, statements: StatementsById, variables: Mapping[str, Variable]) -> None:
         self.statements = statements
         self.variables = variables
         self.internal: dict[str, bool] = {}  # variable -> is an on-chip intermediate
@@ -40,7 +40,7 @@ class _KeyMaker:
         node: int,
         data_in: Sequence[tuple[int, Use]],
         order_in: Sequence[tuple[int, str]],
-        keys: Sequence[str],
+        keys: Mapping[int, str],
     ) -> str:
         stmt = self.statements[node]
         text, internal = self.text, self.internal
@@ -67,51 +67,56 @@ class _KeyMaker:
 
 
 def node_keys(
-    statements: Sequence[Statement],
+    statements: StatementsById,
     variables: Mapping[str, Variable],
     data_in: DataIn,
     order_in: OrderIn,
-) -> list[str]:
-    """The Merkle key of every node, in statement order (a topological order)."""
+    nodes: Iterable[int] | None = None,
+) -> dict[int, str]:
+    """The Merkle key of every node (id -> key), computed over ``nodes`` in program
+    order (a topological order; default ``0 .. len(statements) - 1``)."""
     maker = _KeyMaker(statements, variables)
-    keys: list[str] = []
-    for node in range(len(statements)):
-        keys.append(maker.key(node, data_in[node], order_in[node], keys))
+    keys: dict[int, str] = {}
+    for node in range(len(data_in)) if nodes is None else nodes:
+        keys[node] = maker.key(node, data_in[node], order_in[node], keys)
     return keys
 
 
 def derived_node_keys(
-    statements: Sequence[Statement],
+    statements: StatementsById,
     variables: Mapping[str, Variable],
     data_in: DataIn,
     order_in: OrderIn,
-    parent_keys: Sequence[str],
-    old_of: Sequence[int],
+    parent_keys: Mapping[int, str],
+    removed: Iterable[int],
     dirty: Iterable[int],
     candidates: Callable[[int], Iterable[int]],
-) -> list[str]:
+    order_key: Callable[[int], int],
+) -> dict[int, str]:
     """``node_keys`` of a program derived from a parent whose keys are known: a node
-    keeps its parent's key (``parent_keys[old_of[node]]``) unless it is ``dirty`` or
-    reads from or is ordered after a node whose key changed.
+    keeps its parent's key (statements keep their ids) unless it is ``dirty`` or reads
+    from or is ordered after a node whose key changed; ``removed`` nodes lose theirs.
 
-    Work proceeds from the dirty nodes in program order; when a key changes, the
-    nodes that may depend on it (``candidates(node)``: a superset of its successors,
-    e.g. every later statement mentioning one of its variables) are revisited if they
-    have an edge from it. Untouched nodes are never visited."""
+    Work proceeds from the dirty nodes in program order (``order_key``); when a key
+    changes, the nodes that may depend on it (``candidates(node)``: a superset of its
+    successors, e.g. every later statement mentioning one of its variables) are
+    revisited if they have an edge from it. Untouched nodes are never visited."""
     maker = _KeyMaker(statements, variables)
-    keys = [parent_keys[old] for old in old_of]
-    queue = sorted(set(dirty))  # ascending: already a heap
-    queued = set(queue)
+    keys = dict(parent_keys)
+    for node in removed:
+        del keys[node]
+    queue = sorted((order_key(node), node) for node in set(dirty))  # ascending: already a heap
+    queued = {node for _, node in queue}
     while queue:
-        node = heapq.heappop(queue)
+        _, node = heapq.heappop(queue)
         key = maker.key(node, data_in[node], order_in[node], keys)
-        if key == keys[node]:
+        if key == keys.get(node):
             continue
         keys[node] = key
         for later in candidates(node):
-            if later > node and later not in queued and _has_edge_from(node, data_in[later], order_in[later]):
+            if later not in queued and _has_edge_from(node, data_in[later], order_in[later]):
                 queued.add(later)
-                heapq.heappush(queue, later)
+                heapq.heappush(queue, (order_key(later), later))
     return keys
 
 
@@ -127,7 +132,7 @@ def program_key(
     outputs: Sequence[Param],
     returns: Sequence[str],
     variables: Mapping[str, Variable],
-    keys: Sequence[str],
+    keys: Mapping[int, str],
     writers_of: Callable[[str], Sequence[int]],
 ) -> str:
     """The program's canonical hash from its node keys."""
@@ -138,5 +143,5 @@ def program_key(
             h.update(("~" + ",".join(sorted(keys[n] for n in writers_of(var)))).encode())
         else:
             h.update(f"return {var}".encode())
-    h.update("\n".join(sorted(keys)).encode())
+    h.update("\n".join(sorted(keys.values())).encode())
     return h.hexdigest()

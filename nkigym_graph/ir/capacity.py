@@ -23,7 +23,7 @@ from typing import Any
 
 from nkigym_graph.errors import VerificationError
 from nkigym_graph.ir.dtypes import itemsize
-from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.statement import Statements
 from nkigym_graph.ir.targets import Target
 from nkigym_graph.ir.variables import PARAM, Variable
 
@@ -37,7 +37,7 @@ def tensor_bytes(shape: Sequence[int], dtype: str | None) -> int:
 
 
 def check_capacity(
-    statements: Sequence[Statement],
+    statements: Statements,
     variables: Mapping[str, Variable],
     target: Target,
     describe: Callable[[int], str],

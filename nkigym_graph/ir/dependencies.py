@@ -20,11 +20,11 @@ program hides those where it shows edges.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from nkigym_graph.ir.slices import Slices, contains, intersection, overlaps, span
-from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.statement import Statements
 
 _BUCKET_EDGE = 128
 """Side of the cells of the region index (an indexing granularity, not a hardware limit)."""
@@ -138,7 +138,7 @@ def _covered(region: Slices, pieces: list[Slices]) -> bool:
 
 
 def build_dependencies(
-    statements: Sequence[Statement], write_counts: dict[str, int], nodes: Iterable[int] | None = None
+    statements: Statements, write_counts: dict[str, int], nodes: Iterable[int] | None = None
 ) -> Dependencies:
     """Data and ordering edges for ``statements``.
 

@@ -16,15 +16,15 @@ import networkx as nx
 
 
 def frozen_digraph(
+    nodes: Sequence[int],
     node_attrs: Sequence[dict[str, Any]],
     edges: Iterable[tuple[int, int, dict[str, Any]]],
 ) -> nx.DiGraph:
-    """A frozen DiGraph with nodes ``0..n-1`` and the given (unique) edges."""
+    """A frozen DiGraph with ``nodes`` (in this order) and the given (unique) edges."""
     graph = nx.DiGraph()
-    n = len(node_attrs)
-    graph._node.update(zip(range(n), node_attrs, strict=True))
-    succ: dict[int, dict[int, dict[str, Any]]] = {i: {} for i in range(n)}
-    pred: dict[int, dict[int, dict[str, Any]]] = {i: {} for i in range(n)}
+    graph._node.update(zip(nodes, node_attrs, strict=True))
+    succ: dict[int, dict[int, dict[str, Any]]] = {i: {} for i in nodes}
+    pred: dict[int, dict[int, dict[str, Any]]] = {i: {} for i in nodes}
     for u, v, attrs in edges:
         succ[u][v] = attrs
         pred[v][u] = attrs

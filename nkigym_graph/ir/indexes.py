@@ -6,12 +6,12 @@ consumers and writers of a variable.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.statement import StatementsById
 
 if TYPE_CHECKING:
     from nkigym_graph.ir.derivation import Derivation
@@ -22,7 +22,7 @@ Lists = dict[str, list[Any]]
 
 @dataclass(frozen=True)
 class ProgramIndex:
-    """Lookups over a program's statements (node ids are statement positions)."""
+    """Lookups over a program's statements (entries are statement ids, in program order)."""
 
     by_op: Mapping[str, tuple[int, ...]]
     loads_by_source: Mapping[str, tuple[int, ...]]
@@ -31,8 +31,9 @@ class ProgramIndex:
     writers: Mapping[str, tuple[int, ...]]
 
     @classmethod
-    def build(cls, statements: Sequence[Statement]) -> ProgramIndex:
-        by_op, loads, consumers, writers = cls.build_partial(statements, range(len(statements)))
+    def build(cls, statements: StatementsById, nodes: Iterable[int]) -> ProgramIndex:
+        """The index of the statements ``nodes`` (ids in program order)."""
+        by_op, loads, consumers, writers = cls.build_partial(statements, nodes)
         return cls(
             by_op=_freeze(by_op),
             loads_by_source=_freeze(loads),
@@ -41,10 +42,8 @@ class ProgramIndex:
         )
 
     @staticmethod
-    def build_partial(
-        statements: Sequence[Statement], nodes: Iterable[int]
-    ) -> tuple[Lists, Lists, Lists, Lists]:
-        """The four lookups (as lists) over the statements at ``nodes`` (ascending)."""
+    def build_partial(statements: StatementsById, nodes: Iterable[int]) -> tuple[Lists, Lists, Lists, Lists]:
+        """The four lookups (as lists) over the statements ``nodes`` (in program order)."""
         by_op: dict[str, list[int]] = {}
         loads: dict[str, list[int]] = {}
         consumers: dict[str, list[tuple[int, int]]] = {}
@@ -63,16 +62,20 @@ class ProgramIndex:
 
     @classmethod
     def derived(
-        cls, parent: ProgramIndex, statements: Sequence[Statement], derivation: Derivation
+        cls,
+        parent: ProgramIndex,
+        statements: StatementsById,
+        derivation: Derivation,
+        order_key: Callable[[int], int],
     ) -> ProgramIndex:
-        """The index of a derived snapshot: each lookup is the parent's, positions
-        shifted and the changed statements re-entered, worked out per key on first use."""
-        edited = frozenset(derivation.old_of[node] for node in derivation.changed)
-        fresh = cls.build_partial(statements, sorted(derivation.changed))
-        new_of = derivation.new_of
+        """The index of a derived snapshot: each lookup is the parent's without the
+        removed and changed statements, with the changed statements re-entered, worked
+        out per key on first use (ids do not move, so nothing else changes)."""
+        stale = derivation.changed | derivation.removed
+        fresh = cls.build_partial(statements, sorted(derivation.changed, key=order_key))
         return cls(
             *(
-                ShiftedLookup(old, new, new_of, edited, pairs=name == "consumers")
+                DerivedLookup(old, new, stale, order_key, pairs=name == "consumers")
                 for name, old, new in zip(
                     ("by_op", "loads_by_source", "consumers", "writers"),
                     (parent.by_op, parent.loads_by_source, parent.consumers, parent.writers),
@@ -86,42 +89,48 @@ class ProgramIndex:
 _MISSING: tuple[Any, ...] = ()
 
 
-class ShiftedLookup(Mapping[str, tuple[Any, ...]]):
+class DerivedLookup(Mapping[str, tuple[Any, ...]]):
     """A lookup of a derived snapshot, from its parent's (see ``ProgramIndex.derived``).
 
-    Entries are positions (or ``(position, operand)`` pairs when ``pairs``); a key's
-    entries are shifted from the parent's, dropping statements that were removed or
-    edited, and merged with the edited statements' own entries.
+    Entries are ids (or ``(id, operand)`` pairs when ``pairs``); a key's entries are the
+    parent's without the ``stale`` statements (removed or changed), merged in program
+    order with the changed statements' own entries.
     """
 
-    __slots__ = ("_edited", "_fresh", "_memo", "_new_of", "_pairs", "_parent")
+    __slots__ = ("_fresh", "_memo", "_order_key", "_pairs", "_parent", "_stale")
 
     def __init__(
         self,
         parent: Mapping[str, tuple[Any, ...]],
         fresh: Lists,
-        new_of: Sequence[int],
-        edited: frozenset[int],
+        stale: frozenset[int],
+        order_key: Callable[[int], int],
         pairs: bool,
     ) -> None:
         self._parent = parent
         self._fresh = fresh
-        self._new_of = new_of
-        self._edited = edited
+        self._stale = stale
+        self._order_key = order_key
         self._pairs = pairs
         self._memo: dict[str, tuple[Any, ...]] = {}
 
     def _entries(self, key: str) -> tuple[Any, ...]:
         found = self._memo.get(key)
         if found is None:
-            new_of, edited = self._new_of, self._edited
+            stale = self._stale
             old = self._parent.get(key, _MISSING)
             if self._pairs:
-                kept = [(new_of[n], p) for n, p in old if new_of[n] >= 0 and n not in edited]
+                kept = [entry for entry in old if entry[0] not in stale] if stale else list(old)
             else:
-                kept = [new_of[n] for n in old if new_of[n] >= 0 and n not in edited]
+                kept = [n for n in old if n not in stale] if stale else list(old)
             extra = self._fresh.get(key)
-            found = self._memo[key] = tuple(sorted(kept + extra)) if extra else tuple(kept)
+            if extra:
+                rank = self._order_key
+                by_rank = (lambda entry: (rank(entry[0]), entry[1])) if self._pairs else rank
+                found = tuple(sorted(kept + extra, key=by_rank))
+            else:
+                found = tuple(kept)
+            self._memo[key] = found
         return found
 
     def __getitem__(self, key: str) -> tuple[Any, ...]:

@@ -8,7 +8,7 @@ that defines a tile prints its bare name; accumulation prints ``+=``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from nkigym_graph.ir.slices import format_slices
@@ -22,15 +22,16 @@ INDENT = "    "
 
 
 def format_statement(program: Program, node: int) -> str:
-    """One statement's line (no indentation)."""
-    return format_statement_in(program.statements, program.variables, program.explicit_slices, node)
+    """One statement's line (no indentation); ``node`` is its id."""
+    return format_statement_in(program.__getitem__, program.variables, program.explicit_slices, node)
 
 
 def format_statement_in(
-    statements: Sequence[Statement], variables: Mapping[str, Variable], explicit: bool, node: int
+    statement_of: Callable[[int], Statement], variables: Mapping[str, Variable], explicit: bool, node: int
 ) -> str:
-    """Statement ``node`` of ``statements`` with the variable table ``variables``."""
-    stmt = statements[node]
+    """Statement ``node`` (``statement_of(node)``) with the variable table ``variables``
+    (whose ``defined_by`` name statements as ``node`` does)."""
+    stmt = statement_of(node)
 
     def operand(position: int) -> str:
         var, slices = stmt.operands[position]
@@ -71,10 +72,13 @@ def format_program(program: Program) -> str:
             lines.append(f'@nkigym.schedule("{program.schedule}")')
         lines.append(f"def {program.name}({', '.join(p.name for p in program.params)}):")
     previous_store = False
-    for node, stmt in enumerate(program.statements):
+    statement_of = dict(program.items()).__getitem__
+    for node, stmt in program.items():
         if previous_store and stmt.op.name != "store":
             lines.append("")
-        lines.append(indent + format_statement(program, node))
+        lines.append(
+            indent + format_statement_in(statement_of, program.variables, program.explicit_slices, node)
+        )
         previous_store = stmt.op.name == "store"
         if stmt.op.name == "alloc":
             lines.append("")

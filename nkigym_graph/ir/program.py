@@ -3,11 +3,18 @@
 A ``Program`` holds its name, parameters (HBM inputs), statements in program order,
 the returned variables and the target. Building one classifies the variables, derives
 the dependency edges, verifies every rule of ``nkigym_graph.ir.verify`` and freezes a
-``networkx.DiGraph`` whose nodes are statement positions carrying the frozen
-``Statement`` (attribute ``stmt``) and whose edges carry the data ``uses``
-(variable, operand position, slices) and ``order`` (variables ordering two writes, or
-a read and a later write). Nothing about a snapshot can change; transforms build new
-snapshots with ``replace``.
+``networkx.DiGraph`` whose nodes are statement ids carrying the frozen ``Statement``
+(attribute ``stmt``) and whose edges carry the data ``uses`` (variable, operand
+position, slices) and ``order`` (variables ordering two writes, or a read and a later
+write). Nothing about a snapshot can change; transforms build new snapshots with
+``replace``.
+
+A statement's *id* names it for as long as it lives: a freshly built program numbers
+its statements ``0 .. n-1`` in program order, and a snapshot derived by a rewrite
+keeps the ids of the statements it keeps or edits (the ones it removes disappear), so
+an id is not a position. ``ids`` lists them in program order (aligned with
+``statements``); ``position(id)`` and ``order_key(id)`` place one; ``p[id]`` is its
+statement. Every query speaks in ids.
 
 >>> from nkigym_graph import parse_program
 >>> p = parse_program('''
@@ -25,8 +32,9 @@ snapshots with ``replace``.
 from __future__ import annotations
 
 import weakref
+from bisect import bisect_left
 from collections import deque
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from hashlib import blake2b
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -63,11 +71,15 @@ class Program:
         "_index",
         "_keys",
         "_memo",
+        "_next_id",
         "_order_in",
         "_pred",
+        "_rank",
+        "_ranks",
         "_structure_hash",
         "explicit_slices",
         "fragment",
+        "ids",
         "name",
         "outputs",
         "params",
@@ -93,16 +105,25 @@ class Program:
     """How a kernel runs the statements (``nkigym_graph.ir.schedule``); None: in program
     order, every tile its own buffer. Hashed with the program."""
     variables: Mapping[str, Variable]
+    ids: tuple[int, ...]
+    """The id of each statement, in program order (aligned with ``statements``)."""
+    _rank: Mapping[int, int]
+    """Id -> a number ascending in program order (shared along derivations that keep the
+    order, so it may hold ids of removed statements; ids are never reused)."""
+    _ranks: Sequence[int]
+    """The ranks of ``ids``, in program order (ascending)."""
+    _next_id: int
+    """The id the next new statement gets (above every id ever used on this lineage)."""
     _graph: nx.DiGraph | None
-    _data_in: Sequence[tuple[tuple[int, Use], ...]]
-    """Per node, its data edges ``(source node, use)``."""
-    _order_in: Sequence[tuple[tuple[int, str], ...]]
-    """Per node, its ordering edges ``(earlier node, variable)`` (also where a data edge exists)."""
+    _data_in: Mapping[int, tuple[tuple[int, Use], ...]]
+    """Per node id, its data edges ``(source node, use)``."""
+    _order_in: Mapping[int, tuple[tuple[int, str], ...]]
+    """Per node id, its ordering edges ``(earlier node, variable)`` (also where a data edge exists)."""
     _pred: dict[int, tuple[int, ...]]
     _memo: dict[Hashable, Any]
     _derivation: Derivation | None
     _index: ProgramIndex | None
-    _keys: tuple[str, ...] | None
+    _keys: Mapping[int, str] | None
     _hash: str | None
     _structure_hash: str | None
 
@@ -120,7 +141,7 @@ class Program:
         schedule: Schedule | str | None = None,
     ) -> None:
         with collector_paused():
-            self._build(name, params, statements, returns, target, outputs, fragment, explicit_slices)
+            self._build(name, params, statements, returns, target, outputs, fragment, explicit_slices, None)
             object.__setattr__(self, "schedule", None)
             if schedule is not None:
                 object.__setattr__(self, "schedule", checked_schedule(self, schedule))
@@ -135,7 +156,10 @@ class Program:
         outputs: Iterable[Param],
         fragment: bool,
         explicit_slices: bool,
+        ids: tuple[tuple[int, ...], int] | None,
     ) -> None:
+        """Build and verify; ``ids``: the statements' ids and the next id (default:
+        ``0 .. n-1``, ``n``)."""
         put = object.__setattr__
         check_header(name, fragment, explicit_slices)
         stmts = statements_of(statements)
@@ -147,24 +171,42 @@ class Program:
         put(self, "outputs", params_of(outputs, "outputs"))
         put(self, "fragment", fragment)
         put(self, "explicit_slices", explicit_slices)
+        n = len(stmts)
+        id_of, next_id = (tuple(range(n)), n) if ids is None else ids
+        put(self, "ids", id_of)
+        put(self, "_rank", dict(zip(id_of, range(n), strict=True)))
+        put(self, "_ranks", range(n))
+        put(self, "_next_id", next_id)
         self._init_caches(None)
         put(self, "variables", MappingProxyType({}))
 
+        def describe(position: int) -> str:  # while building: variables defined by position
+            return _describe_in(stmts, self.variables, explicit_slices, position)
+
         write_counts: dict[str, int] = {}
-        variables = build_variables(self.params, self.outputs, stmts, self.describe, write_counts)
+        variables = build_variables(self.params, self.outputs, stmts, describe, write_counts)
         put(self, "variables", MappingProxyType(variables))
-        check_statements(stmts, variables, self.target, self.describe)
-        check_capacity(stmts, variables, self.target, self.describe)
+        check_statements(stmts, variables, self.target, describe)
+        check_capacity(stmts, variables, self.target, describe)
         deps = build_dependencies(stmts, write_counts)
-        check_dependencies(stmts, variables, deps, self.describe)
+        check_dependencies(stmts, variables, deps, describe)
         check_returns(self.returns, variables, set(write_counts))
-        n = len(stmts)
-        data_in: list[tuple[tuple[int, Use], ...]] = [()] * n
-        for node, found in deps.data.items():
-            data_in[node] = tuple(found)
-        order_in: list[tuple[tuple[int, str], ...]] = [()] * n
-        for node, ordered in deps.order.items():
-            order_in[node] = tuple(dict.fromkeys(ordered))
+        data_in: dict[int, tuple[tuple[int, Use], ...]] = dict.fromkeys(id_of, ())
+        order_in: dict[int, tuple[tuple[int, str], ...]] = dict.fromkeys(id_of, ())
+        if id_of != tuple(range(n)):  # built over positions, named by id
+            for var, info in variables.items():
+                if info.defined_by is not None:
+                    variables[var] = info._replace(defined_by=id_of[info.defined_by])
+            put(self, "variables", MappingProxyType(variables))
+            for node, found in deps.data.items():
+                data_in[id_of[node]] = tuple([(id_of[src], use) for src, use in found])
+            for node, ordered in deps.order.items():
+                order_in[id_of[node]] = tuple([(id_of[src], var) for src, var in dict.fromkeys(ordered)])
+        else:
+            for node, found in deps.data.items():
+                data_in[node] = tuple(found)
+            for node, ordered in deps.order.items():
+                order_in[node] = tuple(dict.fromkeys(ordered))
         put(self, "_data_in", data_in)
         put(self, "_order_in", order_in)
 
@@ -181,9 +223,11 @@ class Program:
         cls,
         like: Program,
         statements: tuple[Statement, ...],
+        ids: tuple[int, ...],
+        ranks: Sequence[int],
         variables: Mapping[str, Variable],
-        data_in: Sequence[tuple[tuple[int, Use], ...]],
-        order_in: Sequence[tuple[tuple[int, str], ...]],
+        data_in: Mapping[int, tuple[tuple[int, Use], ...]],
+        order_in: Mapping[int, tuple[tuple[int, str], ...]],
         derivation: Derivation,
     ) -> Program:
         """A snapshot with ``like``'s other fields from parts already verified
@@ -202,6 +246,10 @@ class Program:
         ):
             put(self, field, getattr(like, field))
         put(self, "statements", statements)
+        put(self, "ids", ids)
+        put(self, "_rank", like._rank)
+        put(self, "_ranks", ranks)
+        put(self, "_next_id", like._next_id)
         put(self, "variables", MappingProxyType(variables))
         put(self, "_data_in", data_in)
         put(self, "_order_in", order_in)
@@ -228,6 +276,7 @@ class Program:
                 self.fragment,
                 self.explicit_slices,
                 None if self.schedule is None else str(self.schedule),
+                *((self.ids, self._next_id) if self.ids != tuple(range(len(self.ids))) else ()),
             ),
         )
 
@@ -256,27 +305,61 @@ class Program:
             **fields,
         )
 
+    def rebuilt(self, statements: Iterable[Statement], ids: Iterable[int]) -> Program:
+        """A new snapshot built in full (verified like ``replace``) with ``statements``
+        in this order, named ``ids``: the ids of this program's statements they keep or
+        edit, or -1 for a new statement (it gets a fresh id)."""
+        ids = list(ids)
+        next_id = max(self._next_id, max(ids, default=-1) + 1)
+        named: list[int] = []
+        for node in ids:
+            if node < 0:
+                node, next_id = next_id, next_id + 1
+            named.append(node)
+        statements = tuple(statements)
+        if len(set(named)) != len(named) or len(named) != len(statements):
+            raise VerificationError("argument", "rebuilt: one distinct id per statement")
+        program = object.__new__(Program)
+        with collector_paused():
+            program._build(
+                self.name,
+                self.params,
+                statements,
+                self.returns,
+                self.target,
+                self.outputs,
+                self.fragment,
+                self.explicit_slices,
+                (tuple(named), next_id),
+            )
+            object.__setattr__(program, "schedule", None)
+            if self.schedule is not None:
+                object.__setattr__(program, "schedule", checked_schedule(program, self.schedule))
+        return program
+
     # -- identity ---------------------------------------------------------------------
     @property
-    def node_keys(self) -> tuple[str, ...]:
-        """Merkle key of each statement (see ``nkigym_graph.ir.canonical_hash``)."""
+    def node_keys(self) -> Mapping[int, str]:
+        """Merkle key of each statement by id, in program order (see
+        ``nkigym_graph.ir.canonical_hash``)."""
         if self._keys is None:
             derivation = self._derivation
             parent_keys = derivation.keys if derivation is not None else None
             if derivation is not None and parent_keys is not None:
                 keys = derived_node_keys(
-                    self.statements,
+                    self,
                     self.variables,
                     self._data_in,
                     self._order_in,
                     parent_keys,
-                    derivation.old_of,
+                    derivation.removed,
                     derivation.altered,
                     self._later_mentions,
+                    self.order_key,
                 )
             else:
-                keys = node_keys(self.statements, self.variables, self._data_in, self._order_in)
-            object.__setattr__(self, "_keys", tuple(keys))
+                keys = node_keys(self, self.variables, self._data_in, self._order_in, self.ids)
+            object.__setattr__(self, "_keys", MappingProxyType(keys))
         assert self._keys is not None
         return self._keys
 
@@ -284,13 +367,15 @@ class Program:
         """Later statements that read what ``node`` writes or write what it mentions (a
         superset of its successors in the DAG)."""
         index = self.index
-        stmt = self.statements[node]
+        stmt = self[node]
+        rank = self._rank
+        here = rank[node]
         writes = {stmt.operands[p].var for p in stmt.op.write_positions}
         out: list[int] = []
         for var in {operand.var for operand in stmt.operands}:
-            out.extend(n for n in index.writers.get(var, ()) if n > node)
+            out.extend(n for n in index.writers.get(var, ()) if rank[n] > here)
             if var in writes:
-                out.extend(n for n, _ in index.consumers.get(var, ()) if n > node)
+                out.extend(n for n, _ in index.consumers.get(var, ()) if rank[n] > here)
         return out
 
     def with_schedule(self, schedule: Schedule | str | None) -> Program:
@@ -375,13 +460,14 @@ class Program:
         try:
             return format_statement(self, node)
         except (IndexError, KeyError, TypeError):  # too malformed for its own syntax
-            stmt = self.statements[node]
+            stmt = self[node]
             return f"{stmt.op.name}({', '.join(str(o) for o in stmt.operands)})"
 
     # -- graph and queries ------------------------------------------------------------
     @property
     def graph(self) -> nx.DiGraph:
-        """The frozen dependency DAG (nodes: statement positions; built on first use)."""
+        """The frozen dependency DAG (nodes: statement ids, added in program order; built
+        on first use)."""
         if self._graph is None:
             object.__setattr__(self, "_graph", self._build_graph())
         assert self._graph is not None
@@ -389,7 +475,7 @@ class Program:
 
     def _build_graph(self) -> nx.DiGraph:
         edges: dict[tuple[int, int], dict[str, Any]] = {}
-        for dst, incoming in enumerate(self._data_in):
+        for dst, incoming in self._data_in.items():
             for src, use in incoming:
                 attrs = edges.get((src, dst))
                 if attrs is None:
@@ -398,7 +484,7 @@ class Program:
                     attrs["uses"].append(use)
         for attrs in edges.values():
             attrs["uses"] = tuple(attrs["uses"])
-        for dst, ordered in enumerate(self._order_in):
+        for dst, ordered in self._order_in.items():
             later: dict[int, set[str]] = {}
             for src, var in ordered:
                 if (src, dst) not in edges:
@@ -406,7 +492,7 @@ class Program:
             for src, found in later.items():
                 edges[(src, dst)] = {"uses": (), "order": tuple(sorted(found))}
         return frozen_digraph(
-            [{"stmt": stmt} for stmt in self.statements], ((u, v, a) for (u, v), a in edges.items())
+            self.ids, [{"stmt": stmt} for stmt in self.statements], ((u, v, a) for (u, v), a in edges.items())
         )
 
     @property
@@ -423,14 +509,14 @@ class Program:
 
     @property
     def index(self) -> ProgramIndex:
-        """Lookups built once on first use (shifted from the parent's when derived)."""
+        """Lookups built once on first use (from the parent's when derived)."""
         if self._index is None:
             derivation = self._derivation
             parent = derivation.parent() if derivation is not None else None
             if derivation is not None and parent is not None and parent._index is not None:
-                index = ProgramIndex.derived(parent._index, self.statements, derivation)
+                index = ProgramIndex.derived(parent._index, self, derivation, self.order_key)
             else:
-                index = ProgramIndex.build(self.statements)
+                index = ProgramIndex.build(self, self.ids)
             object.__setattr__(self, "_index", index)
         assert self._index is not None
         return self._index
@@ -439,7 +525,42 @@ class Program:
         return len(self.statements)
 
     def __getitem__(self, node: int) -> Statement:
-        return self.statements[node]
+        """The statement with id ``node``."""
+        return self.statements[self.position(node)]
+
+    def __iter__(self) -> Iterator[Statement]:
+        """The statements in program order."""
+        return iter(self.statements)
+
+    def __contains__(self, node: object) -> bool:
+        """Whether a statement has id ``node``."""
+        rank = self._rank.get(node) if isinstance(node, int) else None
+        if rank is None:
+            return False
+        at = bisect_left(self._ranks, rank)
+        return at < len(self.ids) and self.ids[at] == node
+
+    def position(self, node: int) -> int:
+        """Where statement ``node`` stands in program order (``statements[position]``)."""
+        rank = self._rank.get(node)
+        if rank is not None:
+            at = bisect_left(self._ranks, rank)
+            if at < len(self.ids) and self.ids[at] == node:
+                return at
+        raise IndexError(f"no statement with id {node!r} in {self.name}")
+
+    def order_key(self, node: int) -> int:
+        """A number that orders statement ids as the program does (``sorted(nodes,
+        key=program.order_key)``); not a position."""
+        return self._rank[node]
+
+    def in_order(self, nodes: Iterable[int]) -> list[int]:
+        """``nodes`` (statement ids) sorted in program order."""
+        return sorted(nodes, key=self._rank.__getitem__)
+
+    def items(self) -> Iterator[tuple[int, Statement]]:
+        """``(id, statement)`` in program order."""
+        return zip(self.ids, self.statements, strict=True)
 
     def statements_of(self, op_name: str) -> tuple[int, ...]:
         """Nodes whose op is ``op_name``, in program order."""
@@ -471,18 +592,23 @@ class Program:
         return tuple(use for s, use in self._data_in[dst] if s == src)
 
     @property
-    def incoming(self) -> tuple[Sequence[tuple[tuple[int, Use], ...]], Sequence[tuple[tuple[int, str], ...]]]:
-        """Per statement, its incoming data edges ``(source, use)`` and ordering edges
+    def incoming(
+        self,
+    ) -> tuple[Mapping[int, tuple[tuple[int, Use], ...]], Mapping[int, tuple[tuple[int, str], ...]]]:
+        """Per statement id, its incoming data edges ``(source, use)`` and ordering edges
         ``(source, variable)`` (an ordering edge may repeat a data edge's source): the
         snapshot's own lists, for whole-program passes that need sources only."""
         return self._data_in, self._order_in
 
     def pred_of(self, node: int) -> tuple[int, ...]:
-        """Every node ``node`` depends on directly (data or ordering), ascending."""
+        """Every node ``node`` depends on directly (data or ordering), in program order."""
         found = self._pred.get(node)
         if found is None:
             found = self._pred[node] = tuple(
-                sorted({src for src, _ in self._data_in[node]} | {src for src, _ in self._order_in[node]})
+                sorted(
+                    {src for src, _ in self._data_in[node]} | {src for src, _ in self._order_in[node]},
+                    key=self._rank.__getitem__,
+                )
             )
         return found
 
@@ -503,7 +629,9 @@ class Program:
         """
         if a == b:
             return True
-        if a > b:
+        rank = self._rank
+        floor = rank[a]
+        if floor > rank[b]:
             return False
         pred_of = self.pred_of
         seen = {b}
@@ -512,7 +640,7 @@ class Program:
             for prev in pred_of(queue.popleft()):
                 if prev == a:
                     return True
-                if prev > a and prev not in seen:
+                if rank[prev] > floor and prev not in seen:
                     seen.add(prev)
                     queue.append(prev)
         return False
@@ -543,8 +671,11 @@ def _rebuild(
     fragment: bool,
     explicit_slices: bool,
     schedule: str | None = None,
+    ids: tuple[int, ...] | None = None,
+    next_id: int = 0,
 ) -> Program:
-    return Program(
+    """Unpickling: the program built in full again, under the same statement ids."""
+    program = Program(
         name,
         params,
         statements,
@@ -555,6 +686,10 @@ def _rebuild(
         explicit_slices=explicit_slices,
         schedule=schedule,
     )
+    if ids is not None:
+        program = program.rebuilt(program.statements, ids)
+        object.__setattr__(program, "_next_id", max(program._next_id, next_id))
+    return program
 
 
 STATEMENTS_KEY = "statements"
@@ -585,8 +720,18 @@ def unchanged_derivation(parent: Program) -> Derivation:
     """The derivation of a snapshot with ``parent``'s statements (a schedule change)."""
     from nkigym_graph.ir.derivation import Derivation
 
-    positions = range(len(parent.statements))
     empty: frozenset[int] = frozenset()
-    return Derivation(
-        weakref.ref(parent), positions, positions, (), empty, empty, empty, frozenset(), parent._keys
-    )
+    return Derivation(weakref.ref(parent), empty, empty, empty, empty, frozenset(), parent._keys)
+
+
+def _describe_in(
+    statements: Sequence[Statement], variables: Mapping[str, Variable], explicit: bool, position: int
+) -> str:
+    """Statement ``position`` of ``statements`` for an error message while building."""
+    from nkigym_graph.ir.printer import format_statement_in
+
+    try:
+        return format_statement_in(statements.__getitem__, variables, explicit, position)
+    except (IndexError, KeyError, TypeError):  # too malformed for its own syntax
+        stmt = statements[position]
+        return f"{stmt.op.name}({', '.join(str(o) for o in stmt.operands)})"

@@ -15,8 +15,8 @@ scalar) as a sorted tuple of pairs, so a statement is hashable and immutable.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from nkigym_graph.ir.slices import Slices
 
@@ -102,3 +102,14 @@ class Statement(NamedTuple):
 def make_attrs(**attrs: Any) -> Attrs:
     """Canonical (sorted, frozen) attribute tuple."""
     return tuple(sorted(attrs.items()))
+
+
+class StatementsById(Protocol):
+    """Statements looked up by node id (a ``Program``, a dict by id, or a sequence of a
+    freshly built program's statements, whose ids are their positions)."""
+
+    def __getitem__(self, node: int, /) -> Statement: ...
+
+
+Statements = Sequence[Statement] | Mapping[int, Statement]
+"""Statements by node: a full build's tuple (ids are positions) or a dict by id."""

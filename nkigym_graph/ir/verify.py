@@ -29,7 +29,7 @@ from nkigym_graph.errors import VerificationError
 from nkigym_graph.ir.dependencies import Dependencies
 from nkigym_graph.ir.ops.base import ShapeError
 from nkigym_graph.ir.slices import format_slices
-from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.statement import Statement, Statements
 from nkigym_graph.ir.targets import Target
 from nkigym_graph.ir.variables import INTERMEDIATE, Variable
 
@@ -37,7 +37,7 @@ Describe = Callable[[int], str]
 
 
 def check_statements(
-    statements: Sequence[Statement],
+    statements: Statements,
     variables: Mapping[str, Variable],
     target: Target,
     describe: Describe,
@@ -128,7 +128,7 @@ def _check_slices(var: str, slices: tuple[Any, ...], info: Variable, describe: D
 
 
 def check_dependencies(
-    statements: Sequence[Statement],
+    statements: Statements,
     variables: Mapping[str, Variable],
     deps: Dependencies,
     describe: Describe,

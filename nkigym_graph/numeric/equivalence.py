@@ -107,7 +107,7 @@ class Verifier:
     def _writers(self, program: Program) -> dict[int, str]:
         """The statements writing the compared outputs (a scan: cheaper than the index)."""
         wanted = set(self.outputs)
-        return {node: stmt.dst.var for node, stmt in enumerate(program.statements) if stmt.dst.var in wanted}
+        return {node: stmt.dst.var for node, stmt in program.items() if stmt.dst.var in wanted}
 
     def _job(self, stmt: Statement) -> Job | None:
         """Where ``stmt`` writes sample points of a compared output, if it does."""
@@ -131,19 +131,19 @@ class Verifier:
             found = [self._job(stmt) for stmt in program.statements]  # returns an on-chip tile
         else:
             found = self._jobs_by_key(program)
-        return dict(zip(compress(range(len(found)), found), filter(None, found), strict=True))
+        return dict(zip(compress(program.ids, found), filter(None, found), strict=True))
 
     def _jobs_by_key(self, program: Program) -> list[Job | None]:
-        """Per statement, its job, kept by node key: a statement writing an HBM tensor
-        names it in its key, and its key fixes the region it writes."""
+        """Per statement (in program order), its job, kept by node key: a statement
+        writing an HBM tensor names it in its key, and its key fixes the region it writes."""
         job_of = self._job_of
-        keys = program.node_keys
+        keys = list(map(program.node_keys.__getitem__, program.ids))
         found = list(map(job_of.get, keys, repeat(_UNSEEN)))
         if _UNSEEN in found:
             if len(job_of) > JOB_CACHE_LIMIT:
                 job_of.clear()
-            for node in [n for n, job in enumerate(found) if job is _UNSEEN]:
-                found[node] = job_of[keys[node]] = self._job(program.statements[node])
+            for at in [k for k, job in enumerate(found) if job is _UNSEEN]:
+                found[at] = job_of[keys[at]] = self._job(program.statements[at])
         return found
 
     def sampled(self, program: Program) -> dict[str, np.ndarray]:
@@ -155,7 +155,7 @@ class Verifier:
             var, inside, local = jobs[node]
             out[var][inside] = value[local]
 
-        self.evaluator.run(program, sorted(jobs), sink)
+        self.evaluator.run(program, program.in_order(jobs), sink)
         return out
 
     def full(self, program: Program) -> dict[str, np.ndarray]:
@@ -164,10 +164,10 @@ class Verifier:
         owner = self._writers(program)
 
         def sink(node: int, value: np.ndarray) -> None:
-            region = program.statements[node].dst.slices
+            region = program[node].dst.slices
             out[owner[node]][tuple(slice(s, e) for s, e in region)] = value
 
-        self.evaluator.run(program, sorted(owner), sink)
+        self.evaluator.run(program, program.in_order(owner), sink)
         return out
 
     # -- checking ---------------------------------------------------------------------

@@ -68,7 +68,7 @@ class Evaluator:
 
     def _run(self, program: Program, targets: Sequence[int], sink: Sink) -> None:
         keys = program.node_keys
-        statements = program.statements
+        statements = program
         values: dict[int, np.ndarray] = {}
         needed: set[int] = set()
         uses: dict[int, int] = {}
@@ -89,7 +89,7 @@ class Evaluator:
                 uses[src] = uses.get(src, 0) + 1
                 stack.append(src)
         wanted = set(targets)
-        for node in sorted(needed | wanted):
+        for node in program.in_order(needed | wanted):
             if node not in values:
                 values[node] = self._compute(program, node, values)
                 if statements[node].op.engine not in RECOMPUTED_ENGINES:
@@ -109,7 +109,7 @@ class Evaluator:
             values.pop(node, None)
 
     def _compute(self, program: Program, node: int, values: Mapping[int, np.ndarray]) -> np.ndarray:
-        stmt = program.statements[node]
+        stmt = program[node]
         op = stmt.op
         shape = tuple(e - s for s, e in stmt.dst.slices)
         if not op.read_positions:  # an allocation: zero-initialised (a read-only view, no memory)
@@ -126,14 +126,14 @@ class Evaluator:
         self, program: Program, node: int, position: int, values: Mapping[int, np.ndarray]
     ) -> np.ndarray:
         """The region operand ``position`` of ``node`` reads, from its producers' values."""
-        var, slices = program.statements[node].operands[position]
-        sources = sorted(src for src, pos in program.producers(node) if pos == position)
+        var, slices = program[node].operands[position]
+        sources = program.in_order(src for src, pos in program.producers(node) if pos == position)
         if not sources:
             data = self.inputs.get(var)
             if data is None:
                 raise SearchError(f"evaluation: {var!r} is read by statement {node} but nothing writes it")
             return data[tuple(slice(s, e) for s, e in slices)]
-        statements = program.statements
+        statements = program
         if len(sources) == 1:
             region = statements[sources[0]].dst.slices
             if contains(region, slices):

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, overload
 from nkigym_graph.rewriting.transform import Transform
 
 if TYPE_CHECKING:
-    from nkigym_graph.ir.derivation import Derivation
     from nkigym_graph.ir.program import Program
     from nkigym_graph.rewriting.transform import Match
 
@@ -42,36 +41,6 @@ class Analysis(NamedTuple):
 
     matches: Sequence[Match]
     state: Any = None
-
-
-class StableIds(NamedTuple):
-    """Positions of one ancestor (the *base*) naming statements across derivations.
-
-    Edits never create statements, so every statement of a derived snapshot descends
-    from one of its base ancestor's; analyses keep their records in base positions and
-    translate with two lists composed along each derivation (one pass each, no
-    per-record work).
-    """
-
-    base_of: list[int]
-    """Per position here, the base position."""
-    here_of: list[int]
-    """Per base position, the position here (-1: gone)."""
-
-    @classmethod
-    def of(cls, program: Program) -> StableIds:
-        """The identity: ``program`` is the base."""
-        positions = list(range(len(program)))
-        return cls(positions, positions)
-
-    def derived(self, derivation: Derivation) -> StableIds:
-        """The ids of the snapshot ``derivation`` leads to."""
-        new_of = derivation.new_of
-        base_of = self.base_of
-        return StableIds(
-            [base_of[old] for old in derivation.old_of],
-            [new_of[here] if here >= 0 else -1 for here in self.here_of],
-        )
 
 
 class LazyMatches(Sequence["Match"], Generic[Spec]):

@@ -1,23 +1,22 @@
 """Applying edits: one or many non-conflicting edits, one rebuild.
 
 The result is derived from the input snapshot (``nkigym_graph.ir.derivation``) unless the
-edits change a large part of it or move statements, when it is built in full. The
-edited statement list keeps the original order. Where an absorbed statement's
-producers come after its keeper, the keeper must move later: the nodes are then
-re-linearised by a stable topological sort of the contracted DAG (original position
-breaks ties), which only exists when the merge creates no cycle; otherwise the edit
-is refused with the cycle named.
+edits change a large part of it or move statements, when it is built in full; either
+way the statements kept or edited keep their ids. The edited statement list keeps the
+original order. Where an absorbed statement's producers come after its keeper, the
+keeper must move later: the nodes are then re-linearised by a stable topological sort
+of the contracted DAG (original order breaks ties), which only exists when the merge
+creates no cycle; otherwise the edit is refused with the cycle named.
 """
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import itertools
 from collections.abc import Iterable, Sequence
 
 from nkigym_graph.errors import TransformError, VerificationError
-from nkigym_graph.ir.derivation import ascending_without, derive_program
+from nkigym_graph.ir.derivation import derive_program
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import Schedule, ScheduleError
 from nkigym_graph.ir.statement import Statement
@@ -76,27 +75,28 @@ def _statements_edited(
     transform: str,
 ) -> Program:
     keeper_of = {node: _final_keeper(node, absorb) for node in absorb}
-    order, gone = _linear_order(program, keeper_of, remove)
+    gone = remove.union(keeper_of)
+    missing = sorted(node for node in (*gone, *replace) if node not in program)
+    if missing:
+        raise TransformError(f"{transform}: edits name statements {missing[:6]} the program does not have")
+    moved = _moved_order(program, keeper_of, remove)
     edited = set(replace)
     for var in renames:
         edited.update(program.writers_of(var))
         edited.update(node for node, _ in program.consumers_of(var))
-    old = program.statements
 
     def edited_statement(node: int) -> Statement:
-        return replace[node] if node in replace else _renamed(old[node], renames)
+        return replace[node] if node in replace else _renamed(program[node], renames)
 
     try:
-        changes = len(edited) + len(old) - len(order)
-        if gone is None or changes > max(_DERIVE_ALWAYS, _DERIVE_LIMIT * len(order)):  # full build: cheaper
-            return program.replace(
-                statements=[edited_statement(node) if node in edited else old[node] for node in order]
+        changes = len(edited) + len(gone)
+        if moved is not None or changes > max(_DERIVE_ALWAYS, _DERIVE_LIMIT * (len(program) - len(gone))):
+            order = moved if moved is not None else [node for node in program.ids if node not in gone]
+            return program.rebuilt(
+                [edited_statement(node) if node in edited else program[node] for node in order], order
             )
-        statements = list(map(old.__getitem__, order))
-        for node in edited:
-            if node not in keeper_of and node not in remove:
-                statements[node - bisect.bisect_left(gone, node)] = edited_statement(node)
-        return derive_program(program, order, gone, statements, edited)
+        replaced = {node: edited_statement(node) for node in edited if node not in gone}
+        return derive_program(program, replaced, gone)
     except VerificationError as err:
         raise TransformError(f"{transform} produced an invalid program: {err}") from err
 
@@ -119,53 +119,47 @@ def _final_keeper(node: int, absorb: dict[int, int]) -> int:
     return node
 
 
-def _linear_order(
-    program: Program, keeper_of: dict[int, int], remove: set[int]
-) -> tuple[list[int], list[int] | None]:
-    """Surviving nodes in an order that respects the contracted DAG, and the positions
-    dropped (ascending), or None when some statement had to move."""
-    n = len(program.statements)
+def _moved_order(program: Program, keeper_of: dict[int, int], remove: set[int]) -> list[int] | None:
+    """The surviving statements (ids) in an order that respects the contracted DAG when
+    some statement has to move for it; None when the program order will do."""
     if not keeper_of:
-        gone = sorted(remove)
-        return ascending_without(n, gone), gone
-    pred_of = program.pred_of
+        return None
+    rank, pred_of = program.order_key, program.pred_of
     needs_move = any(
-        src > keeper and keeper_of.get(src, src) != keeper
+        rank(src) > rank(keeper) and keeper_of.get(src, src) != keeper
         for node, keeper in keeper_of.items()
         for src in pred_of(node)
     )
     if not needs_move:
-        gone = sorted(remove.union(keeper_of))
-        return ascending_without(n, gone), gone
+        return None
     order = _stable_topological(program, keeper_of, remove)
-    if any(a > b for a, b in itertools.pairwise(order)):
-        return order, None
-    return order, sorted(remove.union(keeper_of))
+    if all(rank(a) < rank(b) for a, b in itertools.pairwise(order)):
+        return None
+    return order
 
 
 def _stable_topological(program: Program, keeper_of: dict[int, int], remove: set[int]) -> list[int]:
-    n = len(program.statements)
-    rep = [keeper_of.get(node, node) for node in range(n)]
-    alive = [node for node in range(n) if node not in remove and node not in keeper_of]
+    rank = program.order_key
+    alive = [node for node in program.ids if node not in remove and node not in keeper_of]
     indegree = dict.fromkeys(alive, 0)
     succ: dict[int, set[int]] = {node: set() for node in alive}
-    for v in range(n):
+    for v in program.ids:
         for u in program.pred_of(v):
-            ru, rv = rep[u], rep[v]
+            ru, rv = keeper_of.get(u, u), keeper_of.get(v, v)
             if ru == rv or ru in remove or rv in remove or rv in succ[ru]:
                 continue
             succ[ru].add(rv)
             indegree[rv] += 1
-    ready = [node for node, d in indegree.items() if d == 0]
+    ready = [(rank(node), node) for node, d in indegree.items() if d == 0]
     heapq.heapify(ready)
     order: list[int] = []
     while ready:
-        node = heapq.heappop(ready)
+        _, node = heapq.heappop(ready)
         order.append(node)
         for nxt in succ[node]:
             indegree[nxt] -= 1
             if indegree[nxt] == 0:
-                heapq.heappush(ready, nxt)
+                heapq.heappush(ready, (rank(nxt), nxt))
     if len(order) != len(alive):
         stuck = sorted(node for node, d in indegree.items() if d > 0)[:6]
         raise TransformError(f"the merge would create a dependency cycle through statements {stuck}")

@@ -96,12 +96,12 @@ class _Walk:
         program = self.program
         self.load_of: dict[str, int] = {}
         for node in program.statements_of("load"):
-            var = program.statements[node].dst.var
+            var = program[node].dst.var
             if len(program.writers_of(var)) == 1:
                 self.load_of[var] = node
         self.uses: dict[str, list[int]] = {}
         for position, node in enumerate(order):
-            for operand in program.statements[node].operands:
+            for operand in program[node].operands:
                 if not program.variables[operand.var].external:
                     uses = self.uses.setdefault(operand.var, [])
                     if not uses or uses[-1] != position:
@@ -120,18 +120,18 @@ class _Walk:
     def base_stream(self, var: str) -> str:
         program, kernel = self.program, self.kernel
         if var in self.load_of:
-            return f"load.{program.statements[self.load_of[var]].operands[0].var}"
+            return f"load.{program[self.load_of[var]].operands[0].var}"
         if var in kernel.psum:
             return psum_stream(psum_dtypes(program)[var])
         if var in kernel.evictions:
             return EVICT
         defined = program.variables[var].defined_by
-        return program.statements[defined].op.name if defined is not None else "sbuf"
+        return program[defined].op.name if defined is not None else "sbuf"
 
     def run(self) -> None:
         program = self.program
         for position, node in enumerate(self.order):
-            stmt = program.statements[node]
+            stmt = program[node]
             mentioned = [o.var for o in stmt.operands if not program.variables[o.var].external]
             protect = set(mentioned)
             dst = stmt.dst.var if stmt.op.write_positions else None
@@ -383,7 +383,7 @@ def _psum_dtypes(program: Program) -> Mapping[str, str]:
     found = {}
     for var in psum_variables(program):
         writers = program.writers_of(var)
-        stmt = program.statements[writers[0]]
+        stmt = program[writers[0]]
         keeps = len(writers) == 1 and stmt.op.result_keeps_input_dtype and not stmt.accumulate
         found[var] = sbuf_dtype(stmt.operands[stmt.op.read_positions[0]].var) if keeps else PSUM_DTYPE
     return found
@@ -400,10 +400,7 @@ def tile_dtypes(program: Program) -> Callable[[str], str]:
 def _sbuf_dtypes(program: Program) -> Callable[[str], str]:
     """``tile_dtypes`` for the variables outside PSUM."""
     variables, working = program.variables, working_dtype(program)
-    loaded = {
-        program.statements[n].dst.var: program.statements[n].operands[0].var
-        for n in program.statements_of("load")
-    }
+    loaded = {program[n].dst.var: program[n].operands[0].var for n in program.statements_of("load")}
 
     def dtype_of(var: str) -> str:
         source = var if variables[var].external else loaded.get(var)

@@ -26,7 +26,7 @@ def loop_axes(program: Program) -> dict[str, int]:
 def _loop_axes(program: Program) -> dict[str, int]:
     axes = program_axes(program)
     tiles: dict[str, int] = {}
-    for node, stmt in enumerate(program.statements):
+    for node, stmt in program.items():
         if stmt.op.name in DATA_MOVEMENT:
             continue
         for axis, (lo, hi) in axes.box(node).items():

@@ -9,7 +9,8 @@ that does not touch an axis takes the position of the statements it is tied to: 
 load (nothing of the program feeds it) that of its first reader, anything else that of
 its last producer -- a store runs after the last K step of the tile it stores, a load
 just before its first use. The order is a topological sort by key (Kahn's algorithm,
-smallest key first, program position breaking ties), so dependencies always hold.
+smallest key first, program order breaking ties), so dependencies always hold.
+Statements are named by their ids throughout.
 
 For ``order=N,K,M blocks=N:512,K:1024,M:512 inner=K,M`` over a 2048^3 matmul: per N
 block, per K block, per M block, every K tile of the block with, inside, its 4 M tiles.
@@ -18,7 +19,7 @@ block, per K block, per M block, every K tile of the block with, inside, its 4 M
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from types import MappingProxyType
 
 from nkigym_graph.ir.axes import program_axes
@@ -32,36 +33,37 @@ UNPLACED = -1
 """The position along an axis of a statement with nothing to inherit it from (first)."""
 
 
-def statement_keys(program: Program, schedule: Schedule) -> list[Key]:
-    """The sort key of every statement (see the module docstring)."""
+def statement_keys(program: Program, schedule: Schedule) -> dict[int, Key]:
+    """The sort key of every statement, by id (see the module docstring)."""
     columns = (*schedule.order, *schedule.inner)
     if not columns:
-        return [()] * len(program)
+        return dict.fromkeys(program.ids, ())
     placed = placements(program)
     tiles = loop_axes(program)
     outer = [
         [_block(start, schedule.block(a) or tiles.get(a)) for start in placed[a]] for a in schedule.order
     ]
     inner = [placed[a] for a in schedule.inner]
-    return [tuple(column[node] for column in (*outer, *inner)) for node in range(len(program))]
+    return {node: tuple(column[at] for column in (*outer, *inner)) for at, node in enumerate(program.ids)}
 
 
 def placements(program: Program) -> Mapping[str, list[int]]:
-    """Every statement's start along every axis, inherited where it does not touch the axis
-    (computed once per list of statements)."""
+    """Every statement's start along every axis (per position in program order),
+    inherited where it does not touch the axis (computed once per list of statements)."""
     return memo(program, (STATEMENTS_KEY, "placements"), _placements)
 
 
 def _placements(program: Program) -> Mapping[str, list[int]]:
     axes = program_axes(program)
     names = axes.names
-    where: list[list[int | None]] = []
-    for node in range(len(program)):
+    where: dict[int, list[int | None]] = {}
+    for node in program.ids:
         box = axes.box(node)
-        where.append([box[a][0] if a in box else None for a in names])
+        where[node] = [box[a][0] if a in box else None for a in names]
     sources = []
-    for node in range(len(program)):  # forward: inherit from the last producer
-        producers = [src for src, _ in program.incoming[0][node]]
+    data_in = program.incoming[0]
+    for node in program.ids:  # forward: inherit from the last producer
+        producers = [src for src, _ in data_in[node]]
         if not producers:
             sources.append(node)
             continue
@@ -78,7 +80,7 @@ def _placements(program: Program) -> Mapping[str, list[int]]:
                 found = [where[r][i] for r in readers.get(node, ()) if where[r][i] is not None]
                 row[i] = min(found) if found else None  # type: ignore[type-var]
     return MappingProxyType(
-        {a: [UNPLACED if row[i] is None else row[i] for row in where] for i, a in enumerate(names)}  # type: ignore[misc]
+        {a: [UNPLACED if row[i] is None else row[i] for row in where.values()] for i, a in enumerate(names)}  # type: ignore[misc]
     )
 
 
@@ -90,7 +92,7 @@ def _block(start: int, size: int | None) -> int:
 
 def _readers(program: Program) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
-    for node, incoming in enumerate(program.incoming[0]):
+    for node, incoming in program.incoming[0].items():
         for src, _ in incoming:
             out.setdefault(src, []).append(node)
     return out
@@ -102,25 +104,27 @@ def schedule_order(program: Program, schedule: Schedule) -> list[int]:
     return keyed_topological_order(program, keys)
 
 
-def keyed_topological_order(program: Program, keys: Sequence[Key]) -> list[int]:
-    """A topological order of ``program`` taking the smallest ``(key, position)`` ready."""
+def keyed_topological_order(program: Program, keys: Mapping[int, Key]) -> list[int]:
+    """A topological order of ``program`` (ids) taking the smallest ``(key, program
+    order)`` ready."""
     n = len(program)
-    pending = [0] * n
-    successors: list[list[int]] = [[] for _ in range(n)]
-    for node in range(n):
+    rank = program.order_key
+    pending: dict[int, int] = {}
+    successors: dict[int, list[int]] = {node: [] for node in program.ids}
+    for node in program.ids:
         preds = program.pred_of(node)
         pending[node] = len(preds)
         for src in preds:
             successors[src].append(node)
-    ready = [(keys[node], node) for node in range(n) if pending[node] == 0]
+    ready = [(keys[node], rank(node), node) for node in program.ids if pending[node] == 0]
     heapq.heapify(ready)
     order = []
     while ready:
-        _, node = heapq.heappop(ready)
+        _, _, node = heapq.heappop(ready)
         order.append(node)
         for nxt in successors[node]:
             pending[nxt] -= 1
             if pending[nxt] == 0:
-                heapq.heappush(ready, (keys[nxt], nxt))
+                heapq.heappush(ready, (keys[nxt], rank(nxt), nxt))
     assert len(order) == n, "a program's dependencies are acyclic"
     return order

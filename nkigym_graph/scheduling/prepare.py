@@ -112,14 +112,14 @@ def _cut_loads(
     renames: dict[tuple[str, Slices], tuple[str, Slices]] = {}
     added = 0
     for node in program.statements_of("load"):
-        stmt = program.statements[node]
+        stmt = program[node]
         src, dst = stmt.operands
         if len(program.writers_of(dst.var)) != 1:
             continue
         bounds = _piece_bounds(program, axes, blocks, dst)
         if bounds is None:
             continue
-        readers = [program.statements[r].operands[p].slices for r, p in program.consumers_of(dst.var)]
+        readers = [program[r].operands[p].slices for r, p in program.consumers_of(dst.var)]
         pieces = _pieces(bounds)
         owner = [_owner(pieces, slices) for slices in readers]
         if any(found is None for found in owner):
@@ -141,7 +141,7 @@ def _cut_loads(
         return list(program.statements), 0
     renamed = {var for var, _ in renames}
     statements: list[Statement] = []
-    for node, stmt in enumerate(program.statements):
+    for node, stmt in program.items():
         cut = cuts.get(node)
         if cut is not None:
             source_var = stmt.operands[0].var
@@ -202,7 +202,7 @@ def psum_variables(program: Program) -> frozenset[str]:
         if info.external or info.defined_by is None:
             continue
         writers = program.writers_of(var)
-        if writers and all(program.statements[w].op.engine in PSUM_ENGINES for w in writers):
+        if writers and all(program[w].op.engine in PSUM_ENGINES for w in writers):
             found.add(var)
     return frozenset(found)
 

@@ -46,21 +46,24 @@ def _batch(program: Program, transform: Transform) -> tuple[Match, ...]:
     return tuple(select_non_conflicting(analyze(program)))
 
 
-def span(match: Match) -> int:
-    """How many statements apart the statements of ``match`` are."""
-    return max(match.nodes) - min(match.nodes) if match.nodes else 0
+def span(program: Program, match: Match) -> int:
+    """How many statements apart (in ``program``'s order) the statements of ``match`` are."""
+    if not match.nodes:
+        return 0
+    positions = [program.position(node) for node in match.nodes]
+    return max(positions) - min(positions)
 
 
-def _prefix(matches: Sequence[Match], halvings: int) -> tuple[Match, ...]:
+def _prefix(program: Program, matches: Sequence[Match], halvings: int) -> tuple[Match, ...]:
     return tuple(matches[: -(-len(matches) // 2**halvings)])
 
 
-def _local(matches: Sequence[Match], halvings: int) -> tuple[Match, ...]:
-    limit = max(span(m) for m in matches) / 2**halvings
-    return tuple(m for m in matches if span(m) <= limit)
+def _local(program: Program, matches: Sequence[Match], halvings: int) -> tuple[Match, ...]:
+    limit = max(span(program, m) for m in matches) / 2**halvings
+    return tuple(m for m in matches if span(program, m) <= limit)
 
 
-def backoff(matches: Sequence[Match], halvings: int) -> list[tuple[Match, ...]]:
+def backoff(program: Program, matches: Sequence[Match], halvings: int) -> list[tuple[Match, ...]]:
     """Parts of a batch to try when the whole does not pay: its first ``1 / 2**halvings``
     (analysis order groups matches by tensor and position) and its matches spanning at
     most ``1 / 2**halvings`` of the largest span (statements far apart keep tiles live
@@ -72,8 +75,8 @@ def backoff(matches: Sequence[Match], halvings: int) -> list[tuple[Match, ...]]:
         return [tuple(matches)]
     parts: list[tuple[Match, ...]] = []
     for part_of in (_prefix, _local):
-        part = part_of(matches, halvings)
-        if part and len(part) < len(part_of(matches, halvings - 1)) and part not in parts:
+        part = part_of(program, matches, halvings)
+        if part and len(part) < len(part_of(program, matches, halvings - 1)) and part not in parts:
             parts.append(part)
     return parts
 

@@ -132,7 +132,7 @@ class Session:
             else:
                 fine = self.successors_of(state, transform, "fine")
                 coarse = self.successors_of(state, transform, "batch")
-                for part in backoff(fine[0].matches if fine else (), level - 2):
+                for part in backoff(self.program(state), fine[0].matches if fine else (), level - 2):
                     if not coarse or part != coarse[0].matches:
                         out.append(Candidate(transform, part))
         return out
@@ -155,7 +155,8 @@ class Session:
             if edit_based(transform):
                 fine = self.successors_of(state, transform, "fine")
                 if fine:
-                    widest = max(len(fine[0].matches), *(span(m) for m in fine[0].matches), 1)
+                    program = self.program(state)
+                    widest = max(len(fine[0].matches), *(span(program, m) for m in fine[0].matches), 1)
                     deepest = max(deepest, 2 + widest.bit_length())
         return deepest
 

@@ -71,7 +71,7 @@ def program_kernel(program: Program) -> KernelBuffers:
     """The CBs ``program`` needs as one kernel (the rule of the module docstring)."""
     stitched = stitching_of(program)
     variables = program.variables
-    statements = program.statements
+    statements = program
     keys = _StreamKeys()
     inputs: dict[str, None] = {}
     outputs: dict[str, None] = {}
@@ -116,7 +116,7 @@ def program_kernel(program: Program) -> KernelBuffers:
 
 def _describe(program: Program, var: str, written_on: set[str]) -> str:
     """``"tensor_2 (nc_matmul on tensor -> activation on scalar)"``: the stream's first tile."""
-    statements = program.statements
+    statements = program
     writer = statements[program.writers_of(var)[0]].op
     reader = next(
         statements[n].op

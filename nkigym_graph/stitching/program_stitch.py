@@ -93,7 +93,7 @@ def stitched_loads(
     for weight in group:
         offset = metadata.weights[weight.name].col_start
         for node in weight.loads:
-            stmt = program.statements[node]
+            stmt = program[node]
             (rows, (start, stop)), dst = stmt.operands[0].slices, stmt.operands[1]
             source = Operand(name, (rows, (start + offset, stop + offset)))
             replaced[node] = stmt._replace(operands=(source, dst))
@@ -143,7 +143,7 @@ def stitch_program(program: Program, weights: Sequence[str]) -> Program:
             params.append(Param(name, metadata.unified_shape, param.dtype, param.space))
         elif param.name not in dropped:
             params.append(param)
-    statements = [replaced.get(node, stmt) for node, stmt in enumerate(program.statements)]
+    statements = [replaced.get(node, stmt) for node, stmt in program.items()]
     return program.replace(params=params, statements=statements)
 
 

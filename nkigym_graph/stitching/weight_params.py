@@ -79,7 +79,7 @@ def _not_a_weight(program: Program, param: Param) -> str | None:
     loads = program.loads_of(param.name)
     if not loads:
         return "is never loaded"
-    statements = program.statements
+    statements = program
     for load in loads:
         tile = statements[load].dst.var
         for node, position in program.consumers_of(tile):

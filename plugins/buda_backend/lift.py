@@ -93,7 +93,7 @@ class _Lifter:
                 )
             params[param.name] = self._new(param.name, (param.shape[0], param.shape[1]))
         self._add_views()
-        for node, stmt in enumerate(program.statements):
+        for node, stmt in program.items():
             name = stmt.op.name
             if name == "alloc":
                 continue

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from nkigym_graph.ir.program import Program
-from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, StableIds, analysis_of
+from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, analysis_of
 from nkigym_graph.rewriting.patterns.adjacency import MergeAnalysis
 from nkigym_graph.rewriting.transform import Match, Transform
 
@@ -22,7 +22,6 @@ class _State(NamedTuple):
     """What a merge analysis keeps to update itself (``Transform.reanalysis``)."""
 
     analysis: MergeAnalysis
-    ids: StableIds
     sections: dict[tuple[str, str], Section]
 
 
@@ -39,7 +38,7 @@ class MergeTransform(Transform):
         for op_name, nodes in sorted(program.index.by_op.items()):
             if self.ops is not None and op_name not in self.ops:
                 continue
-            op = program.statements[nodes[0]].op
+            op = program[nodes[0]].op
             out.extend(
                 (axis, nodes)
                 for axis in sorted(op.mergeable_axes())
@@ -51,63 +50,56 @@ class MergeTransform(Transform):
         return list(self.analysis(program).matches)
 
     def analysis(self, program: Program) -> Analysis:
-        analysis, ids = MergeAnalysis(program), StableIds.of(program)
+        analysis = MergeAnalysis(program)
         sections = {
-            (program.statements[nodes[0]].op.name, axis): Section.build(analysis, ids, nodes, axis)
+            (program[nodes[0]].op.name, axis): Section.build(analysis, nodes, axis)
             for axis, nodes in self._work(program)
         }
-        return self._finish(analysis, ids, sections)
+        return self._finish(analysis, sections)
 
     def reanalysis(self, program: Program, previous: Analysis) -> Analysis | None:
         derivation = program.derivation
         if derivation is None or not isinstance(previous.state, _State):
             return None
         before = previous.state
-        analysis, ids = MergeAnalysis(program), before.ids.derived(derivation)
+        analysis = MergeAnalysis(program)
         dirty_of: dict[str, list[int]] = {}
-        for node in sorted(derivation.altered):
-            dirty_of.setdefault(program.statements[node].op.name, []).append(node)
+        for node in program.in_order(derivation.altered):
+            dirty_of.setdefault(program[node].op.name, []).append(node)
         sections = {}
         for axis, nodes in self._work(program):
-            key = (program.statements[nodes[0]].op.name, axis)
+            key = (program[nodes[0]].op.name, axis)
             old = before.sections.get(key)
             sections[key] = (
-                Section.build(analysis, ids, nodes, axis)
+                Section.build(analysis, nodes, axis)
                 if old is None
-                else old.derived(before.analysis, analysis, ids, derivation, dirty_of.get(key[0], []))
+                else old.derived(before.analysis, analysis, derivation, dirty_of.get(key[0], []))
             )
-        return self._finish(analysis, ids, sections)
+        return self._finish(analysis, sections)
 
-    def _finish(
-        self, analysis: MergeAnalysis, ids: StableIds, sections: dict[tuple[str, str], Section]
-    ) -> Analysis:
+    def _finish(self, analysis: MergeAnalysis, sections: dict[tuple[str, str], Section]) -> Analysis:
         specs = [spec for section in sections.values() for spec in section.pair_specs()]
-        here_of = ids.here_of
         return Analysis(
-            LazyMatches(
-                specs, lambda spec: analysis.match(self.name, (here_of[spec[1]], here_of[spec[2]]), spec[0])
-            ),
-            _State(analysis, ids, sections),
+            LazyMatches(specs, lambda spec: analysis.match(self.name, (spec[1], spec[2]), spec[0])),
+            _State(analysis, sections),
         )
 
     def analyze_batch(self, program: Program) -> list[Match]:
         """Whole chains of adjacent statements cut at the limit, one match each (from the
         cached analysis; the same as ``MergeAnalysis.run_matches`` over every section)."""
         state = analysis_of(program, self).state
-        here_of = state.ids.here_of
         out = []
         for (_, axis), section in state.sections.items():
             for group in sorted(section.groups.values(), key=lambda g: g.first):
                 if len(group.members) > 1:
-                    members = [(c, here_of[n], e) for c, n, e in group.members]
-                    out.extend(state.analysis.chain_matches(self.name, members, axis))
+                    out.extend(state.analysis.chain_matches(self.name, group.members, axis))
         return out
 
     def explain(self, program: Program, *nodes: int) -> str:
         if len(nodes) != 2:
             return f"{self.name} merges two statements, got {len(nodes)}"
         a, b = nodes
-        sa, sb = program.statements[a], program.statements[b]
+        sa, sb = program[a], program[b]
         if sa.op is not sb.op:
             return f"different ops: {sa.op.name} and {sb.op.name}"
         analysis = MergeAnalysis(program)

@@ -2,8 +2,8 @@
 
 A section groups the statements of one op by merge signature (see
 ``nkigym_graph.rewriting.patterns.adjacency``); each group lists its members by coordinate and the adjacent
-pairs within the op's limit, in stable ids (``nkigym_graph.rewriting.analysis_cache.StableIds``). A
-rewrite changes the signatures of the statements it edits or whose variables it
+pairs within the op's limit, in statement ids (which statements keep across
+derivations). A rewrite changes the signatures of the statements it edits or whose variables it
 touches (``Derivation.altered``): only the groups those statements leave or join are
 rebuilt; the others are kept as they are. A rewrite elsewhere can create or break a
 path between two statements, but only through a dirty statement between them (edges
@@ -19,33 +19,28 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from nkigym_graph.ir.derivation import Derivation
-from nkigym_graph.rewriting.analysis_cache import StableIds
 from nkigym_graph.rewriting.patterns.adjacency import Member, MergeAnalysis
 
 Spec = tuple[str, int, int]
-"""A mergeable pair: ``(axis, lower, upper)``, nodes in stable ids."""
+"""A mergeable pair: ``(axis, lower, upper)`` (statement ids)."""
 
 
 class Group(NamedTuple):
     members: list[Member]
-    """Sorted by coordinate, then node (nodes in stable ids)."""
+    """Sorted by coordinate, then program order."""
     pairs: list[tuple[int, int]]
-    """Adjacent consecutive members whose merge is within the limit (stable ids)."""
+    """Adjacent consecutive members whose merge is within the limit."""
     free: tuple[bool, ...]
     """Per pair: whether neither statement reaches the other."""
     first: int
-    """The member earliest in program order (stable id)."""
+    """The order key (``Program.order_key``) of the member earliest in program order."""
     specs: tuple[Spec, ...]
     """The free pairs, in order."""
     sourceless: bool
     """No member depends on anything (loads): no path can ever join two of them."""
 
     last: int
-    """The member of its pairs latest in program order (stable id; -1 without pairs)."""
-
-    def span(self, here_of: Sequence[int]) -> tuple[int, int]:
-        """Positions of the earliest member and the latest statement of its pairs."""
-        return here_of[self.first], here_of[self.last]
+    """The order key of the latest statement of its pairs (-1 without pairs)."""
 
 
 class Section(NamedTuple):
@@ -55,29 +50,28 @@ class Section(NamedTuple):
     groups: dict[tuple, Group]
 
     @classmethod
-    def build(cls, analysis: MergeAnalysis, ids: StableIds, nodes: Iterable[int], axis: str) -> Section:
+    def build(cls, analysis: MergeAnalysis, nodes: Iterable[int], axis: str) -> Section:
         found: dict[tuple, list[Member]] = {}
         for node in nodes:
             sig = analysis.signature(node, axis)
             if sig is not None:
                 found.setdefault(sig[0], []).append((sig[1], node, sig[1] + analysis.size(node, axis)))
-        groups = {key: _group(analysis, ids, members, axis) for key, members in found.items()}
+        groups = {key: _group(analysis, members, axis) for key, members in found.items()}
         return cls(axis, groups)
 
     def derived(
         self,
         before: MergeAnalysis,
         analysis: MergeAnalysis,
-        ids: StableIds,
         derivation: Derivation,
         dirty_nodes: Sequence[int],
     ) -> Section:
         """This section in the snapshot ``derivation`` leads to (analysed by
-        ``analysis``, with ``ids``); ``before`` analyses the parent; ``dirty_nodes``
-        are the dirty statements of this section's op."""
-        axis, dirty, groups = self.axis, derivation.altered, self.groups
+        ``analysis``); ``before`` analyses the parent; ``dirty_nodes`` are the dirty
+        statements of this section's op."""
+        axis, dirty, removed, groups = self.axis, derivation.altered, derivation.removed, self.groups
         affected = set()
-        for old in (*derivation.gone, *(derivation.old_of[n] for n in dirty)):
+        for old in (*removed, *dirty):
             sig = before.signature(old, axis)
             if sig is not None and sig[0] in groups:
                 affected.add(sig[0])
@@ -88,26 +82,26 @@ class Section(NamedTuple):
                 affected.add(sig[0])
                 joining.setdefault(sig[0], []).append((sig[1], node, sig[1] + analysis.size(node, axis)))
         kept = dict(groups)
-        here_of = ids.here_of
-        ascending = sorted(dirty)
+        rank = analysis.program.order_key
+        ascending = sorted(rank(node) for node in dirty)
         for key, group in groups.items():
             if (
                 group.pairs
                 and not group.sourceless
                 and key not in affected
-                and _between(ascending, *group.span(here_of))
+                and _between(ascending, group.first, group.last)
             ):
-                kept[key] = _reverified(analysis, ids, group, axis, ascending)
+                kept[key] = _reverified(analysis, group, axis, ascending)
         for key in affected:
             previous = kept.pop(key, None)
             members = [
-                (c, here_of[n], e)
-                for c, n, e in (previous.members if previous else ())
-                if here_of[n] >= 0 and here_of[n] not in dirty
+                member
+                for member in (previous.members if previous else ())
+                if member[1] not in removed and member[1] not in dirty
             ]
             members += joining.get(key, [])
             if members:
-                kept[key] = _group(analysis, ids, members, axis)
+                kept[key] = _group(analysis, members, axis)
         return Section(axis, kept)
 
     def pair_specs(self) -> list[Spec]:
@@ -117,12 +111,12 @@ class Section(NamedTuple):
         return [spec for _, specs in ordered for spec in specs]
 
 
-def _group(analysis: MergeAnalysis, ids: StableIds, members: list[Member], axis: str) -> Group:
-    """A group from its members in positions; stored in stable ids."""
-    members = sorted(members)
-    base_of = ids.base_of
+def _group(analysis: MergeAnalysis, members: list[Member], axis: str) -> Group:
+    """A group from its members."""
+    rank = analysis.program.order_key
+    members = sorted(members, key=lambda m: (m[0], rank(m[1]), m[2]))
     size = {n: e - c for c, n, e in members}
-    op = analysis.program.statements[members[0][1]].op
+    op = analysis.program[members[0][1]].op
     pairs = [
         (lower, upper)
         for chain in analysis.chains(members, axis)
@@ -130,27 +124,24 @@ def _group(analysis: MergeAnalysis, ids: StableIds, members: list[Member], axis:
         if analysis.size_blocker(op, axis, size[lower] + size[upper]) is None
     ]
     free = tuple(analysis.dependency_blocker(pair) is None for pair in pairs)
-    base_pairs = [(base_of[lower], base_of[upper]) for lower, upper in pairs]
     return Group(
-        [(c, base_of[n], e) for c, n, e in members],
-        base_pairs,
+        members,
+        pairs,
         free,
-        base_of[min(n for _, n, _ in members)],
-        _specs(axis, base_pairs, free),
+        min(rank(n) for _, n, _ in members),
+        _specs(axis, pairs, free),
         not any(analysis.program.pred_of(n) for _, n, _ in members),
-        max((upper for _, upper in base_pairs), default=-1),
+        max((rank(upper) for _, upper in pairs), default=-1),
     )
 
 
-def _reverified(analysis: MergeAnalysis, ids: StableIds, group: Group, axis: str, dirty: list[int]) -> Group:
+def _reverified(analysis: MergeAnalysis, group: Group, axis: str, dirty: list[int]) -> Group:
     """``group`` with the dependency verdicts redone of the pairs around a ``dirty``
-    (ascending) position."""
-    here_of = ids.here_of
+    statement (``dirty``: their order keys, ascending)."""
+    rank = analysis.program.order_key
     free = tuple(
-        analysis.dependency_blocker(pair) is None if _between(dirty, *pair) else known
-        for pair, known in zip(
-            ((here_of[lower], here_of[upper]) for lower, upper in group.pairs), group.free, strict=True
-        )
+        analysis.dependency_blocker(pair) is None if _between(dirty, rank(pair[0]), rank(pair[1])) else known
+        for pair, known in zip(group.pairs, group.free, strict=True)
     )
     if free == group.free:
         return group

@@ -209,7 +209,7 @@ def _sinks(program: Program, lowerings: Mapping[str, Lowering]) -> Callable[[int
 def _has_shared_loads(program: Program, lowerings: Mapping[str, Lowering]) -> bool:
     return any(
         len(program.successors(node)) > 1 and lowerings[program[node].op.name].sinks
-        for node in range(len(program))
+        for node in program.ids
         if program[node].op.name in lowerings
     )
 

@@ -65,7 +65,7 @@ def plan_fusions(program: Program, order: list[int]) -> Fusions:
     """The fusions of ``program`` lowered in ``order`` (see the module docstring)."""
     lowered = _Order(order)
     fusions = Fusions()
-    statements = program.statements
+    statements = program
     for node in order:
         stmt = statements[node]
         name = stmt.op.name
@@ -110,19 +110,19 @@ def _running_between(position: _Order, fusions: Fusions, first: int, last: int) 
 def _untouched(program: Program, order_between: Iterable[int], variables: set[str]) -> bool:
     """Whether no statement of ``order_between`` reads or writes any of ``variables``."""
     for node in order_between:
-        if any(operand.var in variables for operand in program.statements[node].operands):
+        if any(operand.var in variables for operand in program[node].operands):
             return False
     return True
 
 
 def _sum_after_activation(program: Program, position: _Order, fusions: Fusions, node: int) -> None:
     """``s (+)= tensor_reduce(e)`` done by the activation writing ``e`` (at its place)."""
-    stmt = program.statements[node]
+    stmt = program[node]
     data = stmt.operands[0]
     producer = _sole_writer(program, data.var)
     if producer is None or position[producer] > position[node] or fusions.taken & {producer, node}:
         return
-    activation = program.statements[producer]
+    activation = program[producer]
     if activation.op.name not in ACTIVATIONS or activation.accumulate or activation.dst.slices != data.slices:
         return
     ready = (position[fusions.runs_at.get(p, p)] for p in program.pred_of(node) if p != producer)
@@ -135,12 +135,12 @@ def _sum_after_activation(program: Program, position: _Order, fusions: Fusions, 
 
 def _scalar_chain(program: Program, position: _Order, fusions: Fusions, node: int) -> None:
     """``u = tensor_scalar(t, b)`` with ``t = tensor_scalar(x, a)`` read only here: one instruction."""
-    stmt = program.statements[node]
+    stmt = program[node]
     data = stmt.operands[0]
     producer = _sole_writer(program, data.var)
     if producer is None or stmt.accumulate or fusions.taken & {producer, node}:
         return
-    first = program.statements[producer]
+    first = program[producer]
     if first.op.name not in SCALAR_OPS or first.accumulate or first.dst.slices != data.slices:
         return
     if program.consumers_of(data.var) != ((node, 0),):
@@ -152,17 +152,17 @@ def _scalar_chain(program: Program, position: _Order, fusions: Fusions, node: in
 
 
 def _untouched_writes(program: Program, nodes: Iterable[int], variables: set[str]) -> bool:
-    return not any(program.statements[n].dst.var in variables for n in nodes)
+    return not any(program[n].dst.var in variables for n in nodes)
 
 
 def _negated_max(program: Program, fusions: Fusions, node: int) -> None:
     """``n = -max(x)``: the reduction negates (``negate=True``) when only ``n`` reads the max."""
-    stmt = program.statements[node]
+    stmt = program[node]
     consumers = program.consumers_of(stmt.dst.var)
     if stmt.accumulate or len(consumers) != 1 or len(program.writers_of(stmt.dst.var)) != 1:
         return
     negation, _ = consumers[0]
-    if fusions.taken & {node, negation} or not _is_negation(program.statements[negation], stmt):
+    if fusions.taken & {node, negation} or not _is_negation(program[negation], stmt):
         return
     fusions.add(fusions.negation_of, node, negation, absorbed=negation)
 

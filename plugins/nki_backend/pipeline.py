@@ -62,10 +62,9 @@ class _State:
         psum_bytes: int,
     ) -> None:
         self.program, self.constants, self.sinks, self.psum_bytes = program, constants, sinks, psum_bytes
-        count = len(program.statements)
-        self.missing = [len(program.predecessors(node)) for node in range(count)]
-        self.ready = [node for node in range(count) if self.missing[node] == 0]
-        self.finish = [0.0] * count
+        self.missing = {node: len(program.predecessors(node)) for node in program.ids}
+        self.ready = [node for node in program.ids if self.missing[node] == 0]
+        self.finish = dict.fromkeys(program.ids, 0.0)
         self.free: dict[str, float] = {}
         self.loaded = 0
         """Bytes per partition of issued loads whose first reader is not issued."""
@@ -77,10 +76,10 @@ class _State:
 
     def start(self, node: int) -> float:
         inputs = max((self.finish[p] for p in self.program.predecessors(node)), default=0.0)
-        return max(inputs, self.free.get(_track(self.program, self.program.statements[node]), 0.0))
+        return max(inputs, self.free.get(_track(self.program, self.program[node]), 0.0))
 
     def fits(self, node: int) -> bool:
-        stmt = self.program.statements[node]
+        stmt = self.program[node]
         if self.sinks(stmt):
             return self.loaded + _partition_bytes(self.program, stmt) <= LOAD_LOOKAHEAD_BYTES
         if stmt.op.engine == "tensor" and stmt.dst.var not in self.in_psum:
@@ -89,11 +88,11 @@ class _State:
 
     def pick(self) -> int:
         candidates = [n for n in self.ready if self.fits(n)] or self.ready
-        return min(candidates, key=lambda n: (self.start(n), n))
+        return min(candidates, key=lambda n: (self.start(n), self.program.order_key(n)))
 
     def issue(self, node: int) -> None:
         program = self.program
-        stmt = program.statements[node]
+        stmt = program[node]
         self.ready.remove(node)
         self.finish[node] = self.start(node) + _duration_ns(program, stmt, self.constants)
         self.free[_track(program, stmt)] = self.finish[node]

@@ -34,7 +34,7 @@ def statement_order(
     order: list[int] = []
 
     def place(node: int) -> None:
-        for pred in sorted(program.predecessors(node)):
+        for pred in program.predecessors(node):  # in program order
             if pred in pending:
                 pending.discard(pred)
                 place(pred)
@@ -43,18 +43,18 @@ def statement_order(
     if hoist_shared:
         order += [
             node
-            for node, stmt in enumerate(program.statements)
+            for node, stmt in program.items()
             if sinks(stmt) and not program.predecessors(node) and len(program.successors(node)) > 1
         ]
     first = set(order)
-    for node, stmt in enumerate(program.statements):
+    for node, stmt in program.items():
         if node in first:
             continue
         if sinks(stmt) and program.successors(node):
             pending.add(node)
         else:
             place(node)
-    for node in sorted(pending):  # only reached by statements nothing depends on
+    for node in program.in_order(pending):  # only reached by statements nothing depends on
         order.append(node)
     return order
 

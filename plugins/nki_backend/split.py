@@ -49,7 +49,7 @@ def split_plan(program: Program, node: int) -> SplitPlan | None:
     if stmt.accumulate or program.writers_of(var) != (node,) or var in program.returns:
         return None
     regions: list[Region] = []
-    for reader, position in sorted(program.consumers_of(var)):
+    for reader, position in program.consumers_of(var):  # in program order
         region = program[reader].operands[position].slices
         if region not in regions:
             if not all(_disjoint(region, other) for other in regions):
@@ -64,7 +64,7 @@ def split_loads(program: Program, plans: Sequence[SplitPlan]) -> Program:
     renames: dict[tuple[str, Region], str] = {}
     taken = set(program.variables)
     statements: list[Statement] = []
-    for node, stmt in enumerate(program.statements):
+    for node, stmt in program.items():
         plan = by_node.get(node)
         if plan is None:
             statements.append(stmt)
@@ -101,7 +101,7 @@ def best_split(
     spans = group_positions(groups)
     live = {iv.tile for iv in current.live}
     classes: dict[tuple[str, tuple[Region, ...]], list[SplitPlan]] = {}
-    for node in range(len(program)):
+    for node in program.ids:
         if not is_load(node):
             continue
         plan = split_plan(program, node)

@@ -3,7 +3,7 @@ evictions of a program, in full or updated from its parent's along a derivation.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Set
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -71,44 +71,51 @@ def ends_by_statement_of(statements: int, starts: np.ndarray, ends: np.ndarray) 
 
 
 def derived_ends(
-    ends: np.ndarray, parent: Program, program: Program, derivation: Derivation
+    ends: np.ndarray, parent: Program, program: Program, derivation: Derivation, gone: list[int]
 ) -> np.ndarray | None:
-    """``ends_by_statement_of`` of ``program`` from its parent's (``ends``): a tile no edit
-    touched keeps its statements, shifted, so its definition and last use are the
-    parent's, shifted; a touched tile is mentioned only by dirty statements (the
-    derivation marks every statement mentioning a touched on-chip variable), so its
-    last use is the last of those. None when that does not hold."""
-    new_of = derivation.new_of
-    if derivation.gone:  # derivations never reorder: positions shift past the removed ones
-        gone = np.array(sorted(derivation.gone), dtype=np.int64)
-        out = np.delete(ends, gone)
+    """``ends_by_statement_of`` of ``program`` from its parent's (``ends``; both per
+    position, ``gone``: the ascending parent positions of the removed statements): a
+    tile no edit touched keeps its statements, so its definition and last use are the
+    parent's, at their positions here (derivations keep the order, so a position moves
+    back by the removed statements before it); a touched tile is mentioned only by dirty
+    statements (the derivation marks every statement mentioning a touched on-chip
+    variable), so its last use is the last of those. None when that does not hold."""
+    if gone:
+        dropped = np.array(gone, dtype=np.int64)
+        out = np.delete(ends, dropped)
         held = out >= 0
         kept = out[held]
-        out[held] = kept - np.searchsorted(gone, kept)  # a removed last use is a touched tile's
+        out[held] = kept - np.searchsorted(dropped, kept)  # a removed last use is a touched tile's
     else:  # nothing removed: same positions
         out = ends.copy()
     tiles: set[str] = set()
     for var in derivation.touched:
         was = parent.variables.get(var)
-        if was is not None and was.kind == INTERMEDIATE and was.defined_by is not None:
-            at = new_of[was.defined_by]
-            if at >= 0:
-                out[at] = -1
+        if (
+            was is not None
+            and was.kind == INTERMEDIATE
+            and was.defined_by is not None
+            and was.defined_by in program
+        ):
+            out[program.position(was.defined_by)] = -1
         now = program.variables.get(var)
         if now is not None and now.kind == INTERMEDIATE:
             tiles.add(var)
     if not tiles:
         return out
     last: dict[str, int] = {}
-    statements = program.statements
     for node in derivation.dirty:
-        for var, _ in statements[node].operands:
-            if var in tiles and last.get(var, -1) < node:
-                last[var] = node
+        at = program.position(node)
+        for var, _ in program.statements[at].operands:
+            if var in tiles and last.get(var, -1) < at:
+                last[var] = at
     variables = program.variables
     for var in tiles:
-        start = variables[var].defined_by
-        if start is None or out[start] >= 0 or last.get(var, -1) < start:
+        defined_by = variables[var].defined_by
+        if defined_by is None:
+            return None
+        start = program.position(defined_by)
+        if out[start] >= 0 or last.get(var, -1) < start:
             return None
         out[start] = last[var]
     return out
@@ -137,7 +144,7 @@ class Placement:
         info = self.program.variables.get(var)
         if info is None or info.kind == PARAM or self.psum < 0:
             return False
-        start = info.defined_by
+        start = None if info.defined_by is None else self.program.position(info.defined_by)
         if start is None:
             start = next((n for n, s in enumerate(self.program.statements) if s.dst.var == var), None)
         return start is not None and int(self.buffer_of_row[self.rows[start]]) == self.psum
@@ -146,25 +153,28 @@ class Placement:
 def evictions_of(
     program: Program, rows: np.ndarray, table: PriceTable, nodes: np.ndarray, out: dict[int, list[Task]]
 ) -> dict[int, list[Task]]:
-    """Set in ``out``, per statement of ``nodes`` that has some, the tasks queued before
-    it (a new list: runs share theirs): for a DMA transfer, its fixed latency (a task of
-    no engine, after the transfer's inputs); for a statement reading PSUM tiles on an
-    engine that reads SBUF only, the Vector Engine copies evicting them to SBUF."""
+    """Set in ``out`` (by statement id), per statement of ``nodes`` (positions) that has
+    some, the tasks queued before it (a new list: runs share theirs): for a DMA
+    transfer, its fixed latency (a task of no engine, after the transfer's inputs); for a
+    statement reading PSUM tiles on an engine that reads SBUF only, the Vector Engine
+    copies evicting them to SBUF."""
     placement = Placement(program, rows, table)
     known, in_psum = placement.known, placement.in_psum
-    prices, statements, data = table.prices, program.statements, program.incoming[0]
+    prices, statements, data, ids = table.prices, program.statements, program.incoming[0], program.ids
     latency: dict[int, list[Task]] = {}
     queues = [table.engines.index(q) for q in DMA_QUEUES if q in table.engines]
     if queues:
         fixed = float(program.target.facts["dma_dge_fixed_seconds"])
         transfers = nodes[np.isin(table.columns.queue[rows[nodes]], queues)]
-        for node in transfers.tolist():
+        for at in transfers.tolist():
+            node = ids[at]
             latency[node] = [Task("", fixed, tuple([src for src, _ in data[node]]))]
             out[node] = latency[node]
     nodes = nodes[table.columns.evicts[rows[nodes]]]
     sync = timing_constants("trn2").engine_sync_ns * 1e-9
-    for node, row in zip(nodes.tolist(), rows[nodes].tolist(), strict=True):
-        operands = statements[node].operands
+    for at, row in zip(nodes.tolist(), rows[nodes].tolist(), strict=True):
+        node = ids[at]
+        operands = statements[at].operands
         tasks = latency.get(node, [])
         copies = 0.0
         for position, seconds, _ in prices[row].evictions:
@@ -184,23 +194,11 @@ def evictions_of(
     return out
 
 
-def derived_evictions(
-    inserted: Mapping[int, list[Task]], derivation: Derivation, dirty: Set[int]
-) -> dict[int, list[Task]]:
+def derived_evictions(inserted: Mapping[int, list[Task]], derivation: Derivation) -> dict[int, list[Task]]:
     """The evictions of a derived program's statements that are not dirty, from its
-    parent's (``inserted``): such a statement reads what it read in the parent, from the
-    same producers, shifted (``Trn2CostModel._derived`` makes sure the rest agrees)."""
-    new_of = derivation.new_of
-    shift = min(derivation.gone, default=len(new_of))
-    out: dict[int, list[Task]] = {}
-    for node, tasks in inserted.items():
-        new = new_of[node]
-        if new < 0 or new in dirty:
-            continue
-        if node < shift:  # before the first removed statement: nothing moved
-            out[node] = tasks
-        else:
-            out[new] = [
-                Task(engine, seconds, tuple([new_of[d] for d in deps])) for engine, seconds, deps in tasks
-            ]
+    parent's (``inserted``, by id): such a statement reads what it read in the parent,
+    from the same producers (``Trn2CostModel._derived`` makes sure the rest agrees)."""
+    out = dict(inserted)
+    for node in (*derivation.removed, *derivation.dirty):
+        out.pop(node, None)
     return out

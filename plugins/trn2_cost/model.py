@@ -61,7 +61,7 @@ class Trn2CostModel:
         table = self._memo.table(found.signature)
         rows = table.rows(program)
         columns = table.columns
-        starts = np.array(found.starts, dtype=np.int64)
+        starts = np.array([program.position(node) for node in found.starts], dtype=np.int64)
         ends = last_uses_of(program, found.tiles)
         inserted = evictions_of(program, rows, table, np.arange(len(rows)), {})
         schedule, trace = traced_schedule(
@@ -70,6 +70,7 @@ class Trn2CostModel:
             columns.seconds[rows].tolist(),
             *edges_of(program),
             inserted,
+            nodes=program.ids,
         )
         report = self._report(program, facts, schedule, rows, Tiles.placed(starts, ends, rows, table), table)
         ends_by_statement = ends_by_statement_of(len(rows), starts, ends)
@@ -80,11 +81,13 @@ class Trn2CostModel:
     def _derived(self, program: Program) -> Run | None:
         """The run of ``program`` from its parent's (None: estimate it in full). The
         statements before the first dirty or removed one are the parent's; the others
-        that are not dirty are the parent's too, shifted, with the same edges and tiles
-        (the derivation marks every statement whose statement, edges or on-chip
+        that are not dirty are the parent's too (same ids), with the same edges and
+        tiles (the derivation marks every statement whose statement, edges or on-chip
         variables changed), so they keep their prices and evictions when the dirty
         statements keep their context (``PriceTable.derived_rows``) and the touched
-        variables their dtypes and placement; else they are looked up by node key."""
+        variables their dtypes and placement; else they are looked up by node key.
+        The run's arrays are per position in program order (what the schedule and the
+        tile lifetimes sweep): the derivation's ids are placed once, here."""
         derivation = program.derivation
         parent = derivation.parent() if derivation is not None else None
         before = self._runs.get(parent) if parent is not None else None
@@ -96,23 +99,26 @@ class Trn2CostModel:
         table = self._memo.table(before.signature)
         if table is not before.table:  # the price memo was emptied
             return None
-        ends = derived_ends(before.ends, parent, program, derivation)
+        gone = sorted(parent.position(node) for node in derivation.removed)
+        ends = derived_ends(before.ends, parent, program, derivation, gone)
         if ends is None:
             return None
         n = len(program.statements)
-        dirty = sorted(derivation.dirty)
-        start = before.trace.resume_point(min(dirty[0] if dirty else n, min(derivation.gone, default=n)))
+        dirty = sorted(program.position(node) for node in derivation.dirty)
+        start = before.trace.resume_point(min(dirty[0] if dirty else n, gone[0] if gone else n))
         rows = (
-            table.derived_rows(program, before.rows, derivation, dirty)
+            table.derived_rows(program, parent, before.rows, gone, dirty)
             if _same_dtypes(parent, program, touched)
             else None
         )
         if rows is not None:
-            inserted = derived_evictions(before.inserted, derivation, derivation.dirty)
+            inserted = derived_evictions(before.inserted, derivation)
             looked_at = np.array(dirty, dtype=np.int64)
         else:
             rows = table.rows(program, start, before.rows)
-            inserted = {node: tasks for node, tasks in before.inserted.items() if node < start}
+            inserted = dict(before.inserted)  # those before ``start``: the parent's
+            for node in (*program.ids[start:], *derivation.removed):
+                inserted.pop(node, None)
             looked_at = np.arange(start, n)
         if not _same_placement(parent, before.rows, program, rows, table, touched):
             return None
@@ -127,6 +133,7 @@ class Trn2CostModel:
             inserted,
             before.trace,
             start,
+            program.ids,
         )
         starts = np.flatnonzero(ends >= 0)
         tiles = Tiles.placed(starts, ends[starts], rows, table)

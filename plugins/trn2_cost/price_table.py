@@ -16,7 +16,7 @@ from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.variables import INTERMEDIATE
 
 if TYPE_CHECKING:
-    from nkigym_graph.ir.derivation import Derivation
+    pass
 
 from .pricing import Price, Pricing, in_context, price
 
@@ -83,18 +83,19 @@ class PriceTable:
         self._columns: Columns | None = None
 
     def rows(self, program: Program, start: int = 0, prefix: np.ndarray | None = None) -> np.ndarray:
-        """The row of every statement of ``program``, pricing the new ones; with
-        ``prefix``, the rows of a program whose statements before ``start`` have this
-        one's node keys, those of the statements before ``start``."""
-        keys = program.node_keys
+        """The row of every statement of ``program`` (per position), pricing the new
+        ones; with ``prefix``, the rows of a program whose statements before position
+        ``start`` have this one's node keys, those of the statements before ``start``."""
+        keys = map(program.node_keys.__getitem__, program.ids)
         get = self.row_of_key.get
+        n = len(program.ids)
         if prefix is None or not start:
-            rows = np.fromiter(map(get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
+            rows = np.fromiter(map(get, keys, repeat(-1)), dtype=np.int64, count=n)
         else:
-            rows = np.empty(len(keys), dtype=np.int64)
+            rows = np.empty(n, dtype=np.int64)
             rows[:start] = prefix[:start]
             rows[start:] = np.fromiter(
-                map(get, islice(keys, start, None), repeat(-1)), dtype=np.int64, count=len(keys) - start
+                map(get, islice(keys, start, None), repeat(-1)), dtype=np.int64, count=n - start
             )
         missing = np.flatnonzero(rows < 0).tolist()
         if missing:
@@ -104,45 +105,54 @@ class PriceTable:
         return rows
 
     def derived_rows(
-        self, program: Program, parent_rows: np.ndarray, derivation: Derivation, dirty: Sequence[int]
+        self,
+        program: Program,
+        parent: Program,
+        parent_rows: np.ndarray,
+        gone: Sequence[int],
+        dirty: Sequence[int],
     ) -> np.ndarray | None:
-        """The rows of a program derived from one whose rows are ``parent_rows``,
-        looking up (and pricing) only its ``dirty`` statements (ascending), or None when
-        that does not suffice (``Trn2CostModel`` guards the rest). A statement that is
-        not dirty is the parent's with the same operands and edges; its price differs
-        from the parent's only through its context, that is through whether a statement
-        it depends on follows Tensor Engine work (``in_context``): so while every dirty
-        statement agrees with its parent's on that, all the others keep their rows."""
-        rows = np.delete(parent_rows, derivation.gone) if derivation.gone else parent_rows.copy()
-        keys, get, prices, old_of = program.node_keys, self.row_of_key.get, self.prices, derivation.old_of
+        """The rows of a program derived from ``parent``, whose rows are ``parent_rows``
+        (per position; ``gone``: the ascending positions of the removed statements
+        there), looking up (and pricing) only its ``dirty`` statements (positions,
+        ascending), or None when that does not suffice (``Trn2CostModel`` guards the
+        rest). A statement that is not dirty is the parent's with the same operands and
+        edges; its price differs from the parent's only through its context, that is
+        through whether a statement it depends on follows Tensor Engine work
+        (``in_context``): so while every dirty statement agrees with its parent's on
+        that, all the others keep their rows."""
+        rows = np.delete(parent_rows, gone) if gone else parent_rows.copy()
+        keys, get, prices, ids = program.node_keys, self.row_of_key.get, self.prices, program.ids
         row_of: Callable[[int], int] | None = None
-        for node in dirty:
+        for at in dirty:
+            node = ids[at]
             row = get(keys[node])
             if row is None:
                 row_of = row_of or self._pricer(program, rows)
-                row = row_of(node)
-            if prices[row].after_tensor != prices[parent_rows[old_of[node]]].after_tensor:
+                row = row_of(at)
+            if prices[row].after_tensor != prices[parent_rows[parent.position(node)]].after_tensor:
                 return None
-            rows[node] = row
+            rows[at] = row
         return rows
 
     def _pricer(self, program: Program, rows: np.ndarray) -> Callable[[int], int]:
-        """Prices statements of ``program`` in order: the row of a statement (the rows
-        of those before it are ``rows``), kept under its node key."""
+        """Prices statements of ``program`` in order: the row of the statement at a
+        position (the rows of those before it are ``rows``, per position), kept under its
+        node key."""
         pricing = Pricing(program)
         prices, by_shape, row_of_key = self.prices, self.by_shape, self.row_of_key
-        statements, keys = program.statements, program.node_keys
+        statements, keys, ids, position = program.statements, program.node_keys, program.ids, program.position
 
         def priced(src: int) -> Price:
-            return prices[rows[src]]
+            return prices[rows[position(src)]]
 
-        def row_of(node: int) -> int:
-            stmt = statements[node]
+        def row_of(at: int) -> int:
+            stmt = statements[at]
             shape = pricing.shape(stmt)
             base = by_shape.get(shape)
             if base is None:
                 base = by_shape[shape] = price(stmt, pricing)
-            row = row_of_key[keys[node]] = self._row(in_context(base, program, node, priced))
+            row = row_of_key[keys[ids[at]]] = self._row(in_context(base, program, ids[at], priced))
             return row
 
         return row_of

@@ -33,7 +33,7 @@ def test_kernel_skeleton() -> None:
 def test_every_statement_is_named_by_a_comment(case_id: str) -> None:
     program = tiled(CASE[case_id], saturate=True)
     lines = _lines(ng.emit(program, backend="nki", roll_loops=False))
-    for node in range(len(program)):
+    for node in program.ids:
         assert f"# {program.describe(node)}" in lines
 
 

@@ -67,7 +67,7 @@ def _partitions(program: ng.Program, op: str) -> set[int]:
     """Partition extents of what ``op`` statements write."""
     found = set()
     for node in program.statements_of(op):
-        start, stop = program.statements[node].dst.slices[0]
+        start, stop = program[node].dst.slices[0]
         found.add(stop - start)
     return found
 
@@ -97,7 +97,7 @@ def test_saturation_keeps_to_the_plugin_targets_limits(half_core: ng.Target) -> 
     widths = {
         stop - start
         for node in saturated.statements_of("nc_matmul")
-        for start, stop in [saturated.statements[node].dst.slices[1]]
+        for start, stop in [saturated[node].dst.slices[1]]
     }
     assert max(widths) == 128  # merged up to half_core's N limit, not trn2's 512
     arrays = _inputs()

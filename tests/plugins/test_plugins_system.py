@@ -47,11 +47,11 @@ class ReluOfRelu(Transform):
     def analyze(self, program: ng.Program) -> list[Match]:
         matches = []
         for node in program.statements_of("activation"):
-            outer = program.statements[node]
+            outer = program[node]
             if outer.attr("op") != "relu":
                 continue
             for src, _ in program.producers(node):
-                inner = program.statements[src]
+                inner = program[src]
                 if (
                     inner.op.name == "activation"
                     and inner.attr("op") == "relu"

@@ -34,7 +34,7 @@ def execute_plan(plan: KernelPlan, inputs: Mapping[str, Any]) -> dict[str, np.nd
         hbm[out.name] = np.zeros(out.shape)
     written: set[str] = set()
     for step in plan.steps:
-        stmt = program.statements[step.node]
+        stmt = program[step.node]
         op = stmt.op
         bound = dict(step.slots)
         where = f"step {program.describe(step.node)!r}{' (reload)' if step.reload else ''}"

@@ -92,7 +92,7 @@ def test_the_executor_catches_a_plan_that_overwrites_a_live_tile() -> None:
     """The executor is a real check: one step pointed at another variable's slot fails."""
     program = saturated("matmul", 256, 256, 512).with_schedule("order=N,M,K")
     plan = kernel_plan(program)
-    loads = [i for i, step in enumerate(plan.steps) if plan.program.statements[step.node].op.name == "load"]
+    loads = [i for i, step in enumerate(plan.steps) if plan.program[step.node].op.name == "load"]
     first, second = loads[0], loads[1]
     steps = list(plan.steps)
     victim_slot = steps[first].slots[0][1]

@@ -61,8 +61,8 @@ def test_a_tile_is_freed_after_its_last_use() -> None:
 def test_tile_dtypes_follow_loads_and_fixed_results() -> None:
     program = tiled_matmul(128, 128, 128, dtype="bfloat16")
     dtypes = tile_dtypes(program, {"nc_matmul": "float32"})
-    loaded = program.statements[program.statements_of("load")[0]].dst.var
-    product = program.statements[program.statements_of("nc_matmul")[0]].dst.var
+    loaded = program[program.statements_of("load")[0]].dst.var
+    product = program[program.statements_of("nc_matmul")[0]].dst.var
     assert (dtypes[loaded], dtypes[product], dtypes["output"]) == ("bfloat16", "float32", "bfloat16")
 
 

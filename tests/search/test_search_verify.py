@@ -94,7 +94,7 @@ def test_the_memo_is_bounded_by_bytes() -> None:
 def test_a_wrong_program_is_reported_with_the_differing_element() -> None:
     root = tiled_matmul(256, 256, 256)
     node = root.statements_of("load")[0]
-    stmt = root.statements[node]
+    stmt = root[node]
     moved = stmt.with_operand(0, ng.Operand("a", ((128, 256), (0, 128))))
     wrong = root.replace(statements=[moved if i == node else s for i, s in enumerate(root.statements)])
     verifier = Verifier(root, VerifySettings(seed=0, samples=400))
@@ -116,16 +116,13 @@ class BadReuse(Transform):
         for source in sorted(program.index.loads_by_source):
             first: dict[tuple, int] = {}
             for node in program.loads_of(source):
-                dst = program.statements[node].dst
-                (_, _), (start, stop) = program.statements[node].operands[0].slices
+                dst = program[node].dst
+                (_, _), (start, stop) = program[node].operands[0].slices
                 if self.avoid is not None and start <= self.avoid < stop:
                     continue
                 keeper = first.setdefault(tuple(e - s for s, e in dst.slices), node)
-                if (
-                    keeper != node
-                    and program.statements[keeper].operands[0] != program.statements[node].operands[0]
-                ):
-                    keep_var = program.statements[keeper].dst.var
+                if keeper != node and program[keeper].operands[0] != program[node].operands[0]:
+                    keep_var = program[keeper].dst.var
                     edit = Edit(absorb={node: keeper}, renames={dst.var: Rename(keep_var)})
                     matches.append(
                         Match(

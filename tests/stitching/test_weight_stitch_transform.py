@@ -33,7 +33,7 @@ def test_three_matmuls_become_one_stitched_parameter() -> None:
     assert [p.name for p in program.params] == ["x", "w1", "w2", "w3"]
     assert [p.name for p in after.params] == ["x", STITCHED]
     assert after.parameter(STITCHED).shape == (64, 192)
-    loads = [after.statements[n].operands[0] for n in after.loads_of(STITCHED)]
+    loads = [after[n].operands[0] for n in after.loads_of(STITCHED)]
     assert len(loads) == len(program.loads_of("w1") + program.loads_of("w2") + program.loads_of("w3"))
     assert {src.slices[1] for src in loads} == {
         (0, 32),

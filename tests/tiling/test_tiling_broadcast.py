@@ -31,7 +31,7 @@ def test_column_operand_picks_tensor_column_and_prints_as_tensor_scalar(rng: np.
 
     program = _check(centre, {"x": (200, 300)}, lambda x: x - x.max(axis=1, keepdims=True), rng)
     assert len(program.statements_of("tensor_column")) == len(program.statements_of("store")) == 2 * 3
-    assert {program.statements[n].attr("op") for n in program.statements_of("tensor_tensor")} == {"maximum"}
+    assert {program[n].attr("op") for n in program.statements_of("tensor_tensor")} == {"maximum"}
     line = next(ln for ln in str(program).splitlines() if 'op="subtract"' in ln)
     assert "nkigym.tensor_scalar(" in line
 
@@ -87,7 +87,7 @@ def test_activation_bias_column(rng: np.random.Generator) -> None:
         return nkigym.activation(x, op="tanh", scale=2.0, bias=b)
 
     program = _check(f, {"x": (140, 300), "b": (140, 1)}, lambda x, b: np.tanh(2 * x + b), rng)
-    assert program.statements[program.statements_of("activation_bias")[0]].op is ACTIVATION_BIAS
+    assert program[program.statements_of("activation_bias")[0]].op is ACTIVATION_BIAS
 
 
 def test_default_scale_and_bias_are_not_stored_or_printed() -> None:
@@ -96,7 +96,7 @@ def test_default_scale_and_bias_are_not_stored_or_printed() -> None:
 
     program = nkigym.tile(f, {"x": (128, 128)})
     (node,) = program.statements_of("activation")
-    assert program.statements[node].attrs == (("op", "exp"),)
+    assert program[node].attrs == (("op", "exp"),)
     assert 'nkigym.activation(tensor_0, op="exp")' in str(program)
 
 
@@ -107,9 +107,7 @@ def test_mean_over_tiles_sums_then_divides_once(rows: int, cols: int, rng: np.ra
 
     program = _check(mean, {"x": (rows, cols)}, lambda x: x.mean(axis=1, keepdims=True), rng)
     chunks = -(-cols // 128)
-    divides = [
-        n for n in program.statements_of("tensor_scalar") if program.statements[n].attr("op") == "divide"
-    ]
+    divides = [n for n in program.statements_of("tensor_scalar") if program[n].attr("op") == "divide"]
     assert len(divides) == (-(-rows // 128) if chunks > 1 else 0)
 
 
@@ -133,7 +131,7 @@ def test_broadcast_forms_round_trip_through_text(rng: np.random.Generator) -> No
     program = nkigym.tile(f, shapes)
     again = nkigym.parse_program(str(program), shapes=shapes)
     assert again.canonical_hash == program.canonical_hash
-    ops = {again.statements[n].op for n in range(len(again))}
+    ops = {again[n].op for n in again.ids}
     assert {TENSOR_ROW, ACTIVATION_BIAS} <= ops
 
 
@@ -152,7 +150,7 @@ def f(x, g):
     return output
 """
     program = nkigym.parse_program(text)
-    names = [program.statements[n].op.name for n in range(len(program))]
+    names = [program[n].op.name for n in program.ids]
     assert names[4:8] == ["tensor_column", "tensor_scalar", "tensor_row", "tensor_tensor"]
     assert program.statements[4].op is TENSOR_COLUMN and program.statements[7].op is TENSOR_TENSOR
 

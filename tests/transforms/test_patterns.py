@@ -129,7 +129,7 @@ def test_forwards_compose_across_relu_and_other_ops() -> None:
 
     program = ng.tile(mixed, {"a": (128, 128), "b": (128, 256)}, dtype=np.float64)
     folded = ng.saturate(program, [FoldRelu()], check=True)
-    ops = [folded.statements[n].attr("op") for n in folded.statements_of("activation")]
+    ops = [folded[n].attr("op") for n in folded.statements_of("activation")]
     assert ops == ["relu", "exp", "relu"] * 2
     np.testing.assert_allclose(ng.interpret(folded, a=A, b=B), mixed(A, B), rtol=1e-12)
 

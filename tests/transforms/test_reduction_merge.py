@@ -103,7 +103,7 @@ def test_matmul_k_chains_stay_within_the_limit() -> None:
     assert len(trn2.statements_of("nc_matmul")) == 2  # K 128 on trn2: the chain stays
     wormhole = nkigym.saturate(nkigym.tile(matmul, shapes, target="wormhole_b0"), PIPELINE)
     sizes = {
-        wormhole.statements[n].operands[0].slices[0][1] - wormhole.statements[n].operands[0].slices[0][0]
+        wormhole[n].operands[0].slices[0][1] - wormhole[n].operands[0].slices[0][0]
         for n in wormhole.statements_of("nc_matmul")
     }
     assert max(sizes) == 256  # K up to 256 (8 tiles of 32) on wormhole_b0
@@ -125,7 +125,7 @@ def test_saturation_leaves_one_reduction_per_row_block(shape: tuple[int, int]) -
     program = nkigym.saturate(nkigym.tile(row_stats, {"x": shape}), PIPELINE, check=True)
     blocks = -(-shape[0] // 128)
     assert len(program.statements_of("tensor_reduce")) == 4 * blocks
-    folds = [n for n in program.statements_of("tensor_tensor") if program.statements[n].attr("op") != "add"]
+    folds = [n for n in program.statements_of("tensor_tensor") if program[n].attr("op") != "add"]
     assert folds == []
 
 

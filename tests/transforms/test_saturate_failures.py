@@ -37,7 +37,7 @@ class MultiplyToAdd(Transform):
     def analyze(self, program: Program) -> list[Match]:
         matches = []
         for node in program.statements_of("tensor_scalar"):
-            stmt = program.statements[node]
+            stmt = program[node]
             if stmt.attr("op") == "multiply":
                 new = stmt._replace(attrs=make_attrs(**{**stmt.attr_map, "op": "add"}))
                 edit = Edit(replace={node: new})
@@ -84,8 +84,8 @@ class ChangeOneTile(Transform):
 
     def analyze(self, program: Program) -> list[Match]:
         for node in program.statements_of("tensor_scalar"):
-            stmt = program.statements[node]
-            load = program.statements[program.writers_of(stmt.operands[0].var)[0]]
+            stmt = program[node]
+            load = program[program.writers_of(stmt.operands[0].var)[0]]
             if stmt.attr("op") == "multiply" and load.operands[0].slices[1][0] == self.start:
                 new = stmt._replace(attrs=make_attrs(**{**stmt.attr_map, "op": "add"}))
                 edit = Edit(replace={node: new})

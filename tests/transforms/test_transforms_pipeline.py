@@ -18,9 +18,9 @@ def test_two_by_two_tile_matmul_pipeline() -> None:
     reused = ng.saturate(tiled, ["data_reuse"])
     assert len(reused.statements_of("load")) == 4  # 2 tiles of a, 2 of b
     merged = ng.saturate(reused, ["operand_merge"])
-    loads = [merged.statements[n] for n in merged.statements_of("load")]
+    loads = [merged[n] for n in merged.statements_of("load")]
     assert {ld.operands[0].slices for ld in loads} == {((0, 128), (0, 256))}  # one wide load each
-    matmuls = [merged.statements[n] for n in merged.statements_of("nc_matmul")]
+    matmuls = [merged[n] for n in merged.statements_of("nc_matmul")]
     sizes = [s.op.axis_sizes(s) for s in matmuls]
     assert [s["N"] for s in sizes] == [256, 256]
     assert all(s["M"] <= 128 for s in sizes)  # M never merges beyond its limit
@@ -32,7 +32,7 @@ def test_two_by_two_tile_matmul_pipeline() -> None:
 def test_saturation_reaches_n_512_and_never_exceeds_limits() -> None:
     program = ng.saturate(tiled_matmul(256, 256, 1024))
     for node in program.statements_of("nc_matmul"):
-        sizes = program.statements[node].op.axis_sizes(program.statements[node])
+        sizes = program[node].op.axis_sizes(program[node])
         assert sizes["N"] == 512 and sizes["M"] == 128 and sizes["K"] == 128
 
 

@@ -56,7 +56,7 @@ def test_matmul_at_the_limit_is_accepted() -> None:
     (match,) = ng.analyze(fragment, "operand_merge")
     merged = ng.apply(fragment, "operand_merge", match)
     (node,) = merged.statements_of("nc_matmul")
-    assert merged.statements[node].operands[1].slices == ((0, 128), (0, 512))
+    assert merged[node].operands[1].slices == ((0, 128), (0, 512))
     assert "N becomes 512" in ng.explain(fragment, "operand_merge", 0, 1)
 
 

@@ -88,7 +88,7 @@ class MergeAnalysis:
         info = program.variables.get(var)
         found = None
         if info is not None and info.defined_by is not None:
-            stmt = program.statements[info.defined_by]
+            stmt = program[info.defined_by]
             if stmt.op.name == "load" and len(program.writers_of(var)) == 1:
                 found = (stmt.operands[0].var, stmt.operands[0].slices)
         self._loaded[var] = found
@@ -116,7 +116,7 @@ class MergeAnalysis:
         key = (node, axis)
         found = self._sides.get(key)
         if found is None:
-            stmt = self.program.statements[node]
+            stmt = self.program[node]
             variables = self.program.variables
             out = []
             for position, dim, is_write in _layout(stmt.op, axis):
@@ -130,7 +130,7 @@ class MergeAnalysis:
 
     def signature(self, node: int, axis: str) -> tuple[Signature, int] | None:
         """Group key and sort coordinate of ``node`` for merges along ``axis``."""
-        stmt = self.program.statements[node]
+        stmt = self.program[node]
         parts: list[object] = [stmt.op, stmt.attrs, stmt.accumulate]
         coordinate = None
         for position, dim, fresh in self.sides(node, axis):
@@ -153,7 +153,7 @@ class MergeAnalysis:
         found = self._sizes.get(key)
         if found is None:
             found = 0
-            stmt = self.program.statements[node]
+            stmt = self.program[node]
             for position, dim, _ in self.sides(node, axis):
                 if dim is not None:
                     start, stop = stmt.operands[position].slices[dim]
@@ -170,7 +170,12 @@ class MergeAnalysis:
             sig = self.signature(node, axis)
             if sig is not None:
                 found.setdefault(sig[0], []).append((sig[1], node, sig[1] + self.size(node, axis)))
-        return [sorted(members) for members in found.values() if len(members) > 1]
+        rank = self.program.order_key
+        return [
+            sorted(members, key=lambda m: (m[0], rank(m[1]), m[2]))
+            for members in found.values()
+            if len(members) > 1
+        ]
 
     def chains(self, members: Sequence[Member], axis: str) -> list[list[int]]:
         """Maximal chains of adjacent statements in a sorted group.
@@ -182,8 +187,9 @@ class MergeAnalysis:
         level: dict[int, list[int]] = {}
         for start, node, _ in members:
             level.setdefault(start, []).append(node)
+        order = self.program.order_key
         for nodes in level.values():
-            nodes.sort()
+            nodes.sort(key=order)
         rank = {node: k for nodes in level.values() for k, node in enumerate(nodes)}
         successor: dict[int, int] = {}
         for _, node, end in members:
@@ -192,7 +198,7 @@ class MergeAnalysis:
             if k < len(following) and self.adjacent(node, following[k], axis):
                 successor[node] = following[k]
         start_of = {node: start for start, node, _ in members}
-        heads = sorted(set(successor) - set(successor.values()), key=lambda n: (start_of[n], n))
+        heads = sorted(set(successor) - set(successor.values()), key=lambda n: (start_of[n], order(n)))
         out = []
         for head in heads:
             chain = [head]
@@ -203,7 +209,7 @@ class MergeAnalysis:
 
     def adjacent(self, lower: int, upper: int, axis: str) -> bool:
         """Whether every non-fresh ``axis`` range of ``lower`` ends where ``upper``'s starts."""
-        a, b = self.program.statements[lower].operands, self.program.statements[upper].operands
+        a, b = self.program[lower].operands, self.program[upper].operands
         for position, dim, fresh in self.sides(lower, axis):
             if dim is not None and not fresh and a[position].slices[dim][1] != b[position].slices[dim][0]:
                 return False
@@ -212,7 +218,7 @@ class MergeAnalysis:
     # -- rules 4 and 5 ------------------------------------------------------------------
     def limit_blocker(self, members: Sequence[int], axis: str) -> str | None:
         """The limit message if the merged size is too large, else None."""
-        op = self.program.statements[members[0]].op
+        op = self.program[members[0]].op
         return self.size_blocker(op, axis, sum(self.size(n, axis) for n in members))
 
     def size_blocker(self, op: Op, axis: str, total: int) -> str | None:
@@ -230,9 +236,9 @@ class MergeAnalysis:
 
     def dependency_blocker(self, members: Sequence[int]) -> str | None:
         """Whether one member reaches another (walking back from each, never below the first)."""
-        pred = self.program.pred_of
+        pred, rank = self.program.pred_of, self.program.order_key
         others = set(members)
-        low = min(members)
+        low = min(rank(n) for n in members)
         for start in members:
             seen = {start}
             queue = deque([start])
@@ -240,7 +246,7 @@ class MergeAnalysis:
                 for prev in pred(queue.popleft()):
                     if prev in others:
                         return f"statement {start} depends on statement {prev}: merging would create a cycle"
-                    if prev > low and prev not in seen:
+                    if rank(prev) > low and prev not in seen:
                         seen.add(prev)
                         queue.append(prev)
         return None
@@ -304,9 +310,9 @@ class MergeAnalysis:
         the keeper's operands widened, the others absorbed, their fresh tiles renamed to
         the keeper's at their offsets."""
         program = self.program
-        stmts = [program.statements[n] for n in members]
-        keeper = min(members)
-        kept = program.statements[keeper]
+        stmts = [program[n] for n in members]
+        keeper = min(members, key=program.order_key)
+        kept = program[keeper]
         operands = list(kept.operands)
         renames: dict[str, Rename] = {}
         for position, dim, fresh in self.sides(members[0], axis):
@@ -328,7 +334,7 @@ class MergeAnalysis:
                 operands[position] = Operand(parts[0].var, (*first[:dim], merged, *first[dim + 1 :]))
         return Edit(
             replace={keeper: kept._replace(operands=tuple(operands))},
-            absorb=dict.fromkeys(sorted(set(members) - {keeper}), keeper),
+            absorb=dict.fromkeys(program.in_order(set(members) - {keeper}), keeper),
             renames=renames,
         )
 
@@ -336,13 +342,13 @@ class MergeAnalysis:
         """One match merging ``members`` (sorted by ``axis`` coordinate) into the earliest."""
         program = self.program
         edit = self.merge_edit(members, axis)
-        keeper = min(members)
+        keeper = min(members, key=program.order_key)
         member_set = set(members)
         pred = program.pred_of
         reads = frozenset(src for n in members for src in pred(n)) - member_set
-        operands = [o for n in members for o in program.statements[n].operands]
+        operands = [o for n in members for o in program[n].operands]
         mentions = frozenset(o.var for o in operands) - set(edit.renames)
-        absorbed = sorted(member_set - {keeper})
+        absorbed = program.in_order(member_set - {keeper})
         total = sum(self.size(n, axis) for n in members)
         into = ", ".join(str(n) for n in absorbed)
         return Match(
@@ -351,6 +357,6 @@ class MergeAnalysis:
             edit=edit,
             reads=reads,
             mentions=mentions,
-            detail=f"{program.statements[keeper].op.name} {axis} {total}: statement {into} into {keeper}",
+            detail=f"{program[keeper].op.name} {axis} {total}: statement {into} into {keeper}",
             program_hash=program.canonical_hash,
         )

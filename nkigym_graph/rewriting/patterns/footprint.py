@@ -32,19 +32,18 @@ if TYPE_CHECKING:
 
 def pattern_match(transform: str, program: Program, found: Found, edit: Edit, detail: str) -> Match:
     """The match performing ``edit`` on what ``found`` matched in ``program``."""
-    statements = program.statements
     changes = edit.changes
     reads = set(found.nodes)
     for rename in edit.renames.values():
         reads.update(program.writers_of(rename.var))
     for node in {*edit.replace, *edit.absorb, *edit.absorb.values()}:
         reads.update(program.pred_of(node))
-    mentions = {o.var for node in {*found.nodes, *changes} for o in statements[node].operands}
+    mentions = {o.var for node in {*found.nodes, *changes} for o in program[node].operands}
     mentions.update(o.var for stmt in edit.replace.values() for o in stmt.operands)
     mentions.update(rename.var for rename in edit.renames.values())
     return Match(
         transform=transform,
-        nodes=tuple(sorted({*found.nodes, *changes})),
+        nodes=tuple(program.in_order({*found.nodes, *changes})),
         edit=edit,
         reads=frozenset(reads - changes),
         mentions=frozenset(mentions),

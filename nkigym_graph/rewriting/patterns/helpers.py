@@ -40,7 +40,7 @@ def forward(program: Program, node: int, operand: int = 0) -> Edit | None:
     must be written before it and never again. Regions may be offset along one
     dimension (``Rename``). None otherwise.
     """
-    stmt = program.statements[node]
+    stmt = program[node]
     reads = stmt.reads
     if stmt.accumulate or not 0 <= operand < len(reads) or len(stmt.writes) != 1:
         return None
@@ -48,7 +48,10 @@ def forward(program: Program, node: int, operand: int = 0) -> Edit | None:
     if not _private(program, node, dst.var) or source.var == dst.var:
         return None
     source_info = program.variables.get(source.var)
-    if source_info is None or source_info.external or any(w > node for w in program.writers_of(source.var)):
+    if source_info is None or source_info.external:
+        return None
+    rank = program.order_key
+    if any(rank(w) > rank(node) for w in program.writers_of(source.var)):
         return None
     if len(source.slices) != len(dst.slices):
         return None
@@ -71,7 +74,7 @@ def remove(program: Program, *nodes: int) -> Edit | None:
         return None
     dropped = set(nodes)
     for node in nodes:
-        for written in program.statements[node].writes:
+        for written in program[node].writes:
             var = written.var
             info = program.variables[var]
             if info.external or var in program.returns:
@@ -85,8 +88,8 @@ def replace(program: Program, node: int, statement: Statement) -> Edit:
     """``node``'s statement becomes ``statement`` (verified when the edit is applied)."""
     if not isinstance(statement, Statement):
         raise TransformError(f"replace: statement must be a Statement, got {type(statement).__name__}")
-    if not 0 <= node < len(program):
-        raise TransformError(f"replace: no statement {node} (the program has {len(program)})")
+    if node not in program:
+        raise TransformError(f"replace: the program has no statement with id {node}")
     return Edit(replace={node: statement})
 
 

@@ -58,7 +58,7 @@ class SetPattern:
         """The statements of the op that satisfy the attribute constraints and ``where``."""
         nodes = program.statements_of(self.op)
         if nodes:
-            op = program.statements[nodes[0]].op
+            op = program[nodes[0]].op
             if self.axis not in op.mergeable_axes():
                 raise TransformError(
                     f"set pattern: {self.op} statements cannot be adjacent along {self.axis!r}; "
@@ -68,23 +68,27 @@ class SetPattern:
 
     def pairs(self, program: Program) -> list[Found]:
         """Every mergeable adjacent pair, group by group."""
-        return [self._found(pair) for pair in adjacency(program).pairs(self.members(program), self.axis)]
+        return [
+            self._found(program, pair) for pair in adjacency(program).pairs(self.members(program), self.axis)
+        ]
 
     def runs(self, program: Program) -> list[Found]:
         """Maximal runs of adjacent statements, cut at the op's limit; a run in which one
         statement reaches another falls back to its mergeable pairs."""
-        return [self._found(run) for run in adjacency(program).runs(self.members(program), self.axis)]
+        return [
+            self._found(program, run) for run in adjacency(program).runs(self.members(program), self.axis)
+        ]
 
     def _accepts(self, program: Program, node: int) -> bool:
-        stmt = program.statements[node]
+        stmt = program[node]
         for name, wanted in self.attrs.items():
             value = stmt.attr(name)
             if not (wanted(value) if callable(wanted) else value == wanted):
                 return False
         return self.where is None or self.where(program, node)
 
-    def _found(self, nodes: Sequence[int]) -> Found:
-        return Found(min(nodes), nodes, {}, axis=self.axis)
+    def _found(self, program: Program, nodes: Sequence[int]) -> Found:
+        return Found(min(nodes, key=program.order_key), nodes, {}, axis=self.axis)
 
     def __repr__(self) -> str:
         attrs = "".join(f", {k}={v!r}" for k, v in self.attrs.items())

@@ -57,8 +57,7 @@ class PatternTransform(Transform):
 
     def describe(self, program: Program, found: Found) -> str:
         """A match's ``detail``: by default the matched statements' ops and nodes."""
-        statements = program.statements
-        return ", ".join(f"{statements[node].op.name} {node}" for node in found.nodes)
+        return ", ".join(f"{program[node].op.name} {node}" for node in found.nodes)
 
     # -- the Transform protocol, done once for every pattern transform -------------------
     def analyze(self, program: Program) -> list[Match]:
@@ -75,11 +74,11 @@ class PatternTransform(Transform):
         pattern, derivation = self._pattern(), program.derivation
         if isinstance(pattern, SetPattern) or derivation is None or not isinstance(previous.state, _Roots):
             return None
-        new_of = derivation.new_of  # edits that move statements build in full: order is kept
+        removed = derivation.removed
         recheck = _downstream(program, derivation.dirty, pattern.depth - 1)
-        kept = {new_of[root] for root in previous.state.roots} - {-1} - recheck
+        kept = {root for root in previous.state.roots if root not in removed} - recheck
         found = {node for node in recheck if self._edit_at(program, pattern, node) is not None}
-        return self._rooted(program, pattern, _Roots(tuple(sorted(kept | found))))
+        return self._rooted(program, pattern, _Roots(tuple(program.in_order(kept | found))))
 
     def analyze_batch(self, program: Program) -> list[Match]:
         pattern = self._pattern()
@@ -132,11 +131,10 @@ def _downstream(program: Program, nodes: Set[int], hops: int) -> set[int]:
     """``nodes`` and the statements reading their results, up to ``hops`` reads away."""
     found = set(nodes)
     frontier = found
-    statements = program.statements
     for _ in range(hops):
         following: set[int] = set()
         for node in frontier:
-            for written in statements[node].writes:
+            for written in program[node].writes:
                 following.update(reader for reader, _ in program.consumers_of(written.var))
         frontier = following - found
         found |= frontier

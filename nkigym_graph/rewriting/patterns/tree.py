@@ -18,7 +18,7 @@ A match is a ``Found``: the root, every matched statement, and the named ones.
 >>> program = tiled_matmul(128, 128, 128)
 >>> pattern = Pattern("nc_matmul", Pattern("load", capture="lhs"), capture="mm")
 >>> found = pattern.at(program, program.statements_of("nc_matmul")[0])
->>> program.statements[found["lhs"]].op.name, found["mm"] == found.root
+>>> program[found["lhs"]].op.name, found["mm"] == found.root
 ('load', True)
 """
 
@@ -101,7 +101,7 @@ class Pattern:
 
     def roots(self, program: Program) -> Sequence[int]:
         """The statements a match may start at (by the index when the op is given)."""
-        return program.statements_of(self.op) if self.op is not None else range(len(program))
+        return program.statements_of(self.op) if self.op is not None else program.ids
 
     def at(self, program: Program, node: int) -> Found | None:
         """The match rooted at ``node``, or None."""
@@ -116,7 +116,7 @@ class Pattern:
         return [found for node in self.roots(program) if (found := self.at(program, node)) is not None]
 
     def _matches(self, program: Program, node: int, nodes: list[int], captures: dict[str, int]) -> bool:
-        stmt = program.statements[node]
+        stmt = program[node]
         if self.op is not None and stmt.op.name != self.op:
             return False
         for name, wanted in self.attrs.items():
