@@ -5,7 +5,8 @@
 snapshot was derived from a parent (``Program.derivation``) whose analysis by the same
 transform is known, the transform may update that analysis instead of redoing it
 (``Transform.reanalysis``): a search that rewrites a few statements of a large program
-then pays for those statements, not for the program.
+then pays for those statements, not for the program. Analyses keep statements by id,
+which a statement keeps across derivations, so nothing needs translating.
 
 The cache is this layer's: it keeps analyses in ``Program.memo``, a per-snapshot
 dictionary the IR offers to higher layers and never reads itself (a program's

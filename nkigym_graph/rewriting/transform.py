@@ -167,7 +167,8 @@ class Transform:
     def reanalysis(self, program: Program, previous: Analysis) -> Analysis | None:
         """``program``'s analysis from its parent's (``previous``; see
         ``Program.derivation``), or None to analyse in full (the default). Must give
-        the same matches, in the same order, as ``analyze``."""
+        the same matches, in the same order, as ``analyze``. Statements keep their ids
+        across the derivation: records of statements neither dirty nor removed hold."""
         return None
 
     def analyze_batch(self, program: Program) -> list[Match]:

@@ -36,8 +36,10 @@ model keeps each estimated program's run (prices, tile lifetimes, evictions and 
 resumable schedule trace) while the program lives, and estimates a child from its
 parent's: the statements before the first one the edit changed keep the parent's finish
 times and engine queues, so the schedule resumes at the checkpoint before it; the
-statements the derivation did not mark dirty keep their prices and evictions (shifted);
-only the touched tiles' lifetimes are recomputed. The schedule repeats the float
+statements the derivation did not mark dirty keep their prices and evictions (by id:
+statements keep theirs; the run's price rows and tile lifetimes are per position, and a
+derived run drops the removed statements' entries with numpy); only the touched tiles'
+lifetimes are recomputed. The schedule repeats the float
 additions of a full estimate in the same order, so the report is the same, bit for bit.
 
 The package: ``pricing`` (a statement's price), ``price_table`` (prices by node key),

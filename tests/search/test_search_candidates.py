@@ -36,15 +36,15 @@ def test_a_fixpoint_candidate_runs_the_transform_until_it_has_no_match() -> None
 def test_back_off_parts_shrink_and_end() -> None:
     # every load absorbed into the first of its region: matches spanning short and long distances
     matches = tuple(select_non_conflicting(ng.get_transform("data_reuse").analyze_batch(ROOT)))
-    assert backoff(matches, 0) == [matches]
+    assert backoff(ROOT, matches, 0) == [matches]
     halvings = 1
-    while parts := backoff(matches, halvings):
+    while parts := backoff(ROOT, matches, halvings):
         assert all(0 < len(part) < len(matches) and set(part) < set(matches) for part in parts)
         halvings += 1
     assert halvings > 2
-    first_half, local = backoff(matches, 1)
+    first_half, local = backoff(ROOT, matches, 1)
     assert first_half == matches[: len(matches) // 2]
-    assert max(span(m) for m in local) <= max(span(m) for m in matches) / 2
+    assert max(span(ROOT, m) for m in local) <= max(span(ROOT, m) for m in matches) / 2
 
 
 class _Custom(Transform):
