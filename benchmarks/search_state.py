@@ -67,18 +67,10 @@ def run_case(size: int) -> dict[str, Any]:
                 chosen = transforms[1 - step % 2]
                 matches = matches_of(program, chosen)
             match = matches[len(matches) // 2]
-            for part, work in (
-                ("rewrite", lambda: ng.apply(program, chosen, match)),
-                ("analysis", lambda: [len(matches_of(child, t)) for t in transforms]),
-                ("hash", lambda: child.canonical_hash),
-                ("cost", lambda: model.estimate(child)),
-            ):
-                clock, cpu_clock = time.perf_counter(), time.process_time()
-                result = work()
-                wall[part].append(time.perf_counter() - clock)
-                cpu[part].append(time.process_time() - cpu_clock)
-                if part == "rewrite":
-                    child = result
+            child = _timed(wall, cpu, "rewrite", ng.apply, program, chosen, match)
+            _timed(wall, cpu, "analysis", _analyse, child, transforms, matches_of)
+            _timed(wall, cpu, "hash", getattr, child, "canonical_hash")
+            _timed(wall, cpu, "cost", model.estimate, child)
             program = child
     totals_wall = [sum(wall[p][i] for p in PARTS) for i in range(STEPS)]
     totals_cpu = [sum(cpu[p][i] for p in PARTS) for i in range(STEPS)]
@@ -95,6 +87,20 @@ def run_case(size: int) -> dict[str, Any]:
         "peak_rss_mib": peak_rss_mib(),
         "load": os.getloadavg()[0],
     }
+
+
+def _timed(
+    wall: dict[str, list[float]], cpu: dict[str, list[float]], part: str, work: Any, *args: Any
+) -> Any:
+    clock, cpu_clock = time.perf_counter(), time.process_time()
+    result = work(*args)
+    wall[part].append(time.perf_counter() - clock)
+    cpu[part].append(time.process_time() - cpu_clock)
+    return result
+
+
+def _analyse(program: Any, transforms: list[Any], matches_of: Any) -> list[int]:
+    return [len(matches_of(program, t)) for t in transforms]
 
 
 def _run(size: int, baseline: str | None) -> dict[str, Any]:
