@@ -38,8 +38,10 @@ from nkigym_graph.rewriting.transform import Edit, Match, Rename, Transform
 
 Region = tuple[str, tuple, tuple]
 """``(source, source slices, tile slices)``: what a load reads and the tile it fills."""
-Spec = tuple[str, int, int]
-"""``(source, duplicate load, the previous load of the same region)`` (statement ids)."""
+Spec = tuple[str, int, int, int, int]
+"""``(source, order keys of the duplicate load and of the previous load of the same
+region, the duplicate, the previous load)`` (statement ids): sorted as tuples, specs
+are in program order (order keys hold along the derivations an analysis follows)."""
 
 
 class _Groups(NamedTuple):
@@ -82,7 +84,7 @@ class DataReuse(Transform):
                 if region is not None:
                     loads.setdefault(region, []).append(node)
         groups = {region: tuple(nodes) for region, nodes in loads.items()}
-        specs = _sorted(program, _specs(groups))
+        specs = sorted(_specs(program, groups))
         return self._finish(program, _Groups(groups, specs))
 
     def reanalysis(self, program: Program, previous: Analysis) -> Analysis | None:
@@ -114,13 +116,14 @@ class DataReuse(Transform):
             if members:
                 rebuilt[region] = members
         loads.update(rebuilt)
-        specs = [spec for spec in before.specs if spec[1] not in dropped]
-        specs.extend(_specs(rebuilt))
-        return self._finish(program, _Groups(loads, _sorted(program, specs)))
+        specs = [spec for spec in before.specs if spec[3] not in dropped]
+        specs.extend(_specs(program, rebuilt))
+        specs.sort()
+        return self._finish(program, _Groups(loads, specs))
 
     def _finish(self, program: Program, groups: _Groups) -> Analysis:
         return Analysis(
-            LazyMatches(groups.specs, lambda spec: self._match(program, spec[2], spec[1])), groups
+            LazyMatches(groups.specs, lambda spec: self._match(program, spec[4], spec[3])), groups
         )
 
     def _reusable(self, program: Program, node: int) -> Region | None:
@@ -144,14 +147,12 @@ class DataReuse(Transform):
         )
 
 
-def _sorted(program: Program, specs: list[Spec]) -> list[Spec]:
+def _specs(program: Program, loads: dict[Region, tuple[int, ...]]) -> list[Spec]:
     rank = program.order_key
-    return sorted(specs, key=lambda spec: (spec[0], rank(spec[1]), rank(spec[2])))
-
-
-def _specs(loads: dict[Region, tuple[int, ...]]) -> list[Spec]:
     return [
-        (region[0], nodes[k], nodes[k - 1]) for region, nodes in loads.items() for k in range(1, len(nodes))
+        (region[0], rank(nodes[k]), rank(nodes[k - 1]), nodes[k], nodes[k - 1])
+        for region, nodes in loads.items()
+        for k in range(1, len(nodes))
     ]
 
 

@@ -7,6 +7,10 @@ keys of ordering predecessors are folded in too. Intermediate names never enter 
 and the program key hashes the *sorted* multiset of node keys, so renaming
 intermediates or reordering independent statements leaves it unchanged, while any
 change of op, slice, parameter, output or dependency changes it. One pass, linear.
+
+The multiset enters the program key as the sum of the node keys (128-bit numbers) modulo
+2**128 (``key_sum``): a sum of hash outputs is a multiset hash, and a derived snapshot
+updates it from its parent's with the keys that changed, without visiting the others.
 """
 
 from __future__ import annotations
@@ -92,10 +96,12 @@ def derived_node_keys(
     dirty: Iterable[int],
     candidates: Callable[[int], Iterable[int]],
     order_key: Callable[[int], int],
-) -> dict[int, str]:
-    """``node_keys`` of a program derived from a parent whose keys are known: a node
-    keeps its parent's key (statements keep their ids) unless it is ``dirty`` or reads
-    from or is ordered after a node whose key changed; ``removed`` nodes lose theirs.
+    parent_sum: int,
+) -> tuple[dict[int, str], int]:
+    """``node_keys`` of a program derived from a parent whose keys (and their
+    ``key_sum``, ``parent_sum``) are known, and their ``key_sum``: a node keeps its
+    parent's key (statements keep their ids) unless it is ``dirty`` or reads from or is
+    ordered after a node whose key changed; ``removed`` nodes lose theirs.
 
     Work proceeds from the dirty nodes in program order (``order_key``); when a key
     changes, the nodes that may depend on it (``candidates(node)``: a superset of its
@@ -103,21 +109,33 @@ def derived_node_keys(
     revisited if they have an edge from it. Untouched nodes are never visited."""
     maker = _KeyMaker(statements, variables)
     keys = dict(parent_keys)
+    total = parent_sum
     for node in removed:
-        del keys[node]
+        total -= int(keys.pop(node), 16)
     queue = sorted((order_key(node), node) for node in set(dirty))  # ascending: already a heap
     queued = {node for _, node in queue}
     while queue:
         _, node = heapq.heappop(queue)
         key = maker.key(node, data_in[node], order_in[node], keys)
-        if key == keys.get(node):
+        old = keys.get(node)
+        if key == old:
             continue
         keys[node] = key
+        total += int(key, 16) - (int(old, 16) if old is not None else 0)
         for later in candidates(node):
             if later not in queued and _has_edge_from(node, data_in[later], order_in[later]):
                 queued.add(later)
                 heapq.heappush(queue, (order_key(later), later))
-    return keys
+    return keys, total % KEY_MODULUS
+
+
+KEY_MODULUS = 2**128
+"""Node keys are 128-bit numbers (hex digests of 16 bytes); their sum is taken modulo this."""
+
+
+def key_sum(keys: Iterable[str]) -> int:
+    """The multiset hash of node keys: their sum modulo ``KEY_MODULUS``."""
+    return sum(int(key, 16) for key in keys) % KEY_MODULUS
 
 
 def _has_edge_from(
@@ -134,8 +152,9 @@ def program_key(
     variables: Mapping[str, Variable],
     keys: Mapping[int, str],
     writers_of: Callable[[str], Sequence[int]],
+    total: int,
 ) -> str:
-    """The program's canonical hash from its node keys."""
+    """The program's canonical hash from its node keys and their ``key_sum`` (``total``)."""
     h = blake2b(digest_size=20)
     h.update(f"{target.name}|{tuple(params)!r}|{tuple(outputs)!r}|".encode())
     for var in returns:
@@ -143,5 +162,5 @@ def program_key(
             h.update(("~" + ",".join(sorted(keys[n] for n in writers_of(var)))).encode())
         else:
             h.update(f"return {var}".encode())
-    h.update("\n".join(sorted(keys.values())).encode())
+    h.update(f"|{len(keys)}|{total:032x}".encode())
     return h.hexdigest()

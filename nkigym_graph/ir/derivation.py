@@ -32,6 +32,7 @@ import itertools
 import weakref
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence, Set
+from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from nkigym_graph.ir.capacity import check_capacity
@@ -67,6 +68,8 @@ class Derivation(NamedTuple):
     """Variables whose definition and edges were recomputed."""
     keys: Mapping[int, str] | None
     """The parent's Merkle keys, if it had computed them."""
+    key_sum: int
+    """Their ``key_sum`` (0 when unknown)."""
 
 
 def _mentioned(stmt: Statement) -> set[str]:
@@ -99,7 +102,7 @@ def derive_program(parent: Program, replaced: Mapping[int, Statement], removed: 
     nodes = _mentioning(parent, tracked, changed, removed)
     lookup = {node: replaced[node] if node in changed else parent[node] for node in nodes}
 
-    table = dict(parent.variables)
+    table = _copied(parent.variables)
     for var in tracked:
         info = table.get(var)
         if info is not None and info.defined_by is not None:
@@ -136,8 +139,17 @@ def derive_program(parent: Program, replaced: Mapping[int, Statement], removed: 
         altered=frozenset(altered),
         touched=frozenset(touched),
         keys=parent._keys,
+        key_sum=parent._key_sum if parent._keys is not None else 0,
     )
     return Program._assemble(parent, statements, ids, ranks, table, data_in, order_in, derivation)
+
+
+def _copied(variables: Mapping[str, Variable]) -> dict[str, Variable]:
+    """A dict of ``variables`` (a snapshot's mapping proxy: its dict's copy, C-level)."""
+    if isinstance(variables, MappingProxyType):
+        copied: dict[str, Variable] = variables.copy()
+        return copied
+    return dict(variables)
 
 
 def _without(items: Sequence[T], gone_at: Sequence[int]) -> tuple[T, ...]:

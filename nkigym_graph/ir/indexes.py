@@ -6,6 +6,7 @@ consumers and writers of a variable.
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -124,12 +125,15 @@ class DerivedLookup(Mapping[str, tuple[Any, ...]]):
             else:
                 kept = [n for n in old if n not in stale] if stale else list(old)
             extra = self._fresh.get(key)
-            if extra:
+            if extra:  # a few changed statements: put each in its place (``kept`` is in order)
                 rank = self._order_key
-                by_rank = (lambda entry: (rank(entry[0]), entry[1])) if self._pairs else rank
-                found = tuple(sorted(kept + extra, key=by_rank))
-            else:
-                found = tuple(kept)
+                if self._pairs:
+                    for entry in extra:
+                        insort(kept, entry, key=lambda pair: (rank(pair[0]), pair[1]))
+                else:
+                    for node in extra:
+                        insort(kept, node, key=rank)
+            found = tuple(kept)
             self._memo[key] = found
         return found
 

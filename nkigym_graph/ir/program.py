@@ -34,7 +34,7 @@ from __future__ import annotations
 import weakref
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from hashlib import blake2b
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from nkigym_graph.errors import VerificationError
-from nkigym_graph.ir.canonical_hash import derived_node_keys, node_keys, program_key
+from nkigym_graph.ir.canonical_hash import derived_node_keys, key_sum, node_keys, program_key
 from nkigym_graph.ir.capacity import check_capacity
 from nkigym_graph.ir.collector import collector_paused
 from nkigym_graph.ir.dependencies import Use, build_dependencies
@@ -69,6 +69,7 @@ class Program:
         "_graph",
         "_hash",
         "_index",
+        "_key_sum",
         "_keys",
         "_memo",
         "_next_id",
@@ -123,7 +124,8 @@ class Program:
     _memo: dict[Hashable, Any]
     _derivation: Derivation | None
     _index: ProgramIndex | None
-    _keys: Mapping[int, str] | None
+    _keys: dict[int, str] | None
+    _key_sum: int
     _hash: str | None
     _structure_hash: str | None
 
@@ -214,6 +216,7 @@ class Program:
         put = object.__setattr__
         for slot in ("_index", "_keys", "_hash", "_structure_hash", "_graph"):
             put(self, slot, None)
+        put(self, "_key_sum", 0)
         put(self, "_pred", {})
         put(self, "_memo", {})
         put(self, "_derivation", derivation)
@@ -346,7 +349,7 @@ class Program:
             derivation = self._derivation
             parent_keys = derivation.keys if derivation is not None else None
             if derivation is not None and parent_keys is not None:
-                keys = derived_node_keys(
+                keys, total = derived_node_keys(
                     self,
                     self.variables,
                     self._data_in,
@@ -356,12 +359,15 @@ class Program:
                     derivation.altered,
                     self._later_mentions,
                     self.order_key,
+                    derivation.key_sum,
                 )
             else:
                 keys = node_keys(self, self.variables, self._data_in, self._order_in, self.ids)
-            object.__setattr__(self, "_keys", MappingProxyType(keys))
+                total = key_sum(keys.values())
+            object.__setattr__(self, "_key_sum", total)
+            object.__setattr__(self, "_keys", keys)
         assert self._keys is not None
-        return self._keys
+        return MappingProxyType(self._keys)
 
     def _later_mentions(self, node: int) -> list[int]:
         """Later statements that read what ``node`` writes or write what it mentions (a
@@ -423,6 +429,7 @@ class Program:
                 self.variables,
                 self.node_keys,
                 self.writers_of,
+                self._key_sum,
             )
             object.__setattr__(self, "_structure_hash", key)
         assert self._structure_hash is not None
@@ -549,10 +556,11 @@ class Program:
                 return at
         raise IndexError(f"no statement with id {node!r} in {self.name}")
 
-    def order_key(self, node: int) -> int:
-        """A number that orders statement ids as the program does (``sorted(nodes,
-        key=program.order_key)``); not a position."""
-        return self._rank[node]
+    @property
+    def order_key(self) -> Callable[[int], int]:
+        """Statement id -> a number that orders ids as the program does (``sorted(nodes,
+        key=program.order_key)``); not a position. A C-level lookup: cheap as a sort key."""
+        return self._rank.__getitem__
 
     def in_order(self, nodes: Iterable[int]) -> list[int]:
         """``nodes`` (statement ids) sorted in program order."""
@@ -721,7 +729,17 @@ def unchanged_derivation(parent: Program) -> Derivation:
     from nkigym_graph.ir.derivation import Derivation
 
     empty: frozenset[int] = frozenset()
-    return Derivation(weakref.ref(parent), empty, empty, empty, empty, frozenset(), parent._keys)
+    known = parent._keys is not None
+    return Derivation(
+        weakref.ref(parent),
+        empty,
+        empty,
+        empty,
+        empty,
+        frozenset(),
+        parent._keys,
+        parent._key_sum if known else 0,
+    )
 
 
 def _describe_in(
