@@ -109,7 +109,7 @@ def derive_program(
         describe,
         sorted(_mentioning_any(statements, nodes, redefined) | changed),
     )
-    check_capacity(statements, table, parent.target, describe, table)
+    check_capacity(statements, table, parent.target, describe, tracked)
     deps = build_dependencies(statements, write_counts, nodes)
     check_dependencies(statements, table, deps, describe)
     written = {var for var in parent.returns if var not in tracked or write_counts.get(var)}
