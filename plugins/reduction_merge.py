@@ -297,7 +297,7 @@ def _loads_joined(program: Program, low: Operand, high: Operand, dim: int) -> tu
     axis = LOAD.axes[1][dim]
     if analysis.blocker(members, axis) is not None:
         return None
-    edit = analysis.match("reduction_merge", members, axis).edit
+    edit = analysis.merge_edit(members, axis)
     keeper = program.statements[min(members)].dst.var
     span = (low.slices[dim][0], extent + high.slices[dim][1])
     return Operand(keeper, (*low.slices[:dim], span, *low.slices[dim + 1 :])), edit
