@@ -66,7 +66,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         transforms,
     )
     from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches
-    from nkigym_graph.rewriting.patterns import Found, Pattern, PatternTransform, SetPattern
+    from nkigym_graph.rewriting.patterns import EqualPattern, Found, Pattern, PatternTransform, SetPattern
     from nkigym_graph.rewriting.transform import Edit, Match, Rename, Transform
     from nkigym_graph.scheduling.choice import ScheduleTransform
     from nkigym_graph.scheduling.plan import KernelPlan, kernel_plan
@@ -158,7 +158,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "transforms",
     ),
     "nkigym_graph.rewriting.analysis_cache": ("Analysis", "LazyMatches"),
-    "nkigym_graph.rewriting.patterns": ("Found", "Pattern", "PatternTransform", "SetPattern"),
+    "nkigym_graph.rewriting.patterns": ("EqualPattern", "Found", "Pattern", "PatternTransform", "SetPattern"),
     "nkigym_graph.rewriting.transform": ("Edit", "Match", "Rename", "Transform"),
     "nkigym_graph.scheduling.choice": ("ScheduleTransform",),
     "nkigym_graph.scheduling.plan": ("KernelPlan", "kernel_plan"),
@@ -241,6 +241,7 @@ __all__ = [
     "Derivation",
     "DtypeError",
     "Edit",
+    "EqualPattern",
     "Found",
     "KernelPlan",
     "LazyMatches",

@@ -16,6 +16,7 @@ Same machinery as ``operand_merge``, restricted to loads along ``free``.
 from __future__ import annotations
 
 from nkigym_graph import hookimpl
+from nkigym_graph.rewriting.patterns import SetPattern
 from nkigym_graph.rewriting.transform import Transform
 
 from .merging.merge_transform import MergeTransform
@@ -25,8 +26,7 @@ class FreeDimMerge(MergeTransform):
     """Merge loads adjacent along the free axis into one wider load (seed 001)."""
 
     name = "free_dim_merge"
-    ops = ("load",)
-    axes = ("free",)
+    pattern = SetPattern("load", axis="free")
 
 
 @hookimpl

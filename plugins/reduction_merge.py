@@ -40,6 +40,7 @@ merges pairwise, half of it per batch.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import NamedTuple
 
 from nkigym_graph import hookimpl
@@ -52,6 +53,7 @@ from nkigym_graph.rewriting.transform import Edit, Match, Rename, Transform
 from nkigym_graph.tiling.combine import RULES, Combine
 
 
+@cache
 def reduced_axis(op: Op) -> str | None:
     """The one axis label ``op``'s inputs carry and its result does not (None: none or several)."""
     kept = set(op.axes[op.write_positions[0]])
@@ -229,6 +231,8 @@ def _joined(program: Program, first: int, second: int, swapped: bool = False) ->
     if axis is None:
         return None
     lower, upper = (b, a) if swapped else (a, b)
+    if not a.op.can_merge_dim(axis, _joined_size(a.op, lower, upper, axis), program.target):
+        return None  # over the op's limit on the reduced axis: no need to look at the loads
     operands = list(a.operands)
     size = 0
     loads = Edit()
@@ -264,6 +268,18 @@ def _joined(program: Program, first: int, second: int, swapped: bool = False) ->
     return Join(a._replace(operands=tuple(operands)), loads)
 
 
+def _joined_size(op: Op, lower: Statement, upper: Statement, axis: str) -> int:
+    """The extent along ``axis`` of ``lower``'s chunk followed by ``upper``'s (whether or
+    not they are neighbours: ``_joined`` checks that)."""
+    for position in op.read_positions:
+        labels = op.axes[position]
+        if axis in labels:
+            dim = labels.index(axis)
+            low, high = lower.operands[position].slices[dim], upper.operands[position].slices[dim]
+            return (low[1] - low[0]) + (high[1] - high[0])
+    return 0
+
+
 def _loads_joined(program: Program, low: Operand, high: Operand, dim: int) -> tuple[Operand, Edit] | None:
     """``low`` (the end of one load tile along ``dim``) and ``high`` (the start of another,
     loading the next region of the same parameter) as one operand of the merged load."""
@@ -281,7 +297,7 @@ def _loads_joined(program: Program, low: Operand, high: Operand, dim: int) -> tu
     axis = LOAD.axes[1][dim]
     if analysis.blocker(members, axis) is not None:
         return None
-    edit = analysis.match("reduction_merge", members, axis).edit
+    edit = analysis.merge_edit(members, axis)
     keeper = program[min(members, key=program.order_key)].dst.var
     span = (low.slices[dim][0], extent + high.slices[dim][1])
     return Operand(keeper, (*low.slices[:dim], span, *low.slices[dim + 1 :])), edit

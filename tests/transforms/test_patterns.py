@@ -16,7 +16,16 @@ import nkigym_graph as ng
 from nkigym_graph.errors import TransformError
 from nkigym_graph.plugin.transforms import matches_of
 from nkigym_graph.rewriting.analysis_cache import analysis_of
-from nkigym_graph.rewriting.patterns import Pattern, PatternTransform, SetPattern, forward, merge_run, remove
+from nkigym_graph.rewriting.patterns import (
+    EqualPattern,
+    Pattern,
+    PatternTransform,
+    SetPattern,
+    dedupe,
+    forward,
+    merge_run,
+    remove,
+)
 from nkigym_graph.rewriting.rewrite import apply_edits, select_non_conflicting
 
 
@@ -36,6 +45,14 @@ class MergeAdds(PatternTransform):
         return merge_run(program, found.nodes, found.axis)
 
 
+class ShareValues(PatternTransform):
+    name = "test_share_values"
+    pattern = EqualPattern()
+
+    def edit(self, program, found):
+        return dedupe(program, *found.nodes)
+
+
 def relus(depth: int):
     def chain(a, b):
         x = ng.nc_matmul(a, b)
@@ -50,6 +67,10 @@ def add(a, b):
     return ng.tensor_tensor(a, b, op="add")
 
 
+def exps_twice(a):
+    return ng.tensor_tensor(ng.activation(a, op="exp"), ng.activation(a, op="exp"), op="add")
+
+
 def relu_add(a, b):
     return ng.activation(ng.activation(ng.tensor_tensor(a, b, op="add"), op="relu"), op="relu")
 
@@ -58,7 +79,9 @@ def relu_add(a, b):
 def pattern_cases(draw: st.DrawFn) -> ng.Program:
     """Programs with relu chains and adds, ragged sizes, or one of the property tests' cases."""
     k, n = draw(SIZES), draw(SIZES)
-    choice = draw(st.sampled_from(["relus", "relu_add", "other"]))
+    choice = draw(st.sampled_from(["relus", "relu_add", "twice", "other"]))
+    if choice == "twice":
+        return ng.tile(exps_twice, {"a": (k, n)}, dtype=np.float64)
     if choice == "relus":
         return ng.tile(relus(draw(st.integers(2, 4))), {"a": (k, draw(SIZES)), "b": (k, n)}, dtype=np.float64)
     if choice == "relu_add":
@@ -71,7 +94,7 @@ RNG = np.random.default_rng(3)
 A, B = RNG.standard_normal((128, 128)), RNG.standard_normal((128, 256))
 
 
-@pytest.mark.parametrize("transform", [FoldRelu, MergeAdds])
+@pytest.mark.parametrize("transform", [FoldRelu, MergeAdds, ShareValues])
 def test_a_pattern_transform_is_at_most_15_lines(transform) -> None:
     assert len(inspect.getsource(transform).splitlines()) <= 15
 
@@ -97,6 +120,49 @@ def test_five_adjacent_adds_merge_in_one_batch_and_equal_numpy() -> None:
     assert len(merged.statements_of("tensor_tensor")) == 1
     a, b = RNG.standard_normal((128, 640)), RNG.standard_normal((128, 640))
     np.testing.assert_allclose(ng.interpret(merged, a=a, b=b), a + b, rtol=1e-12)
+
+
+def test_equal_values_are_computed_once_and_equal_numpy() -> None:
+    program = ng.tile(exps_twice, {"a": (256, 384)}, dtype=np.float64)
+    assert len(program.statements_of("activation")) == 2 * 6  # two exps of each of six tiles
+    steps = list(ng.saturate_steps(program, [ShareValues()]))
+    assert len(steps) == 1
+    shared = steps[0][1]
+    assert len(shared.statements_of("activation")) == 6
+    assert ng.saturate(program, [ShareValues()], check=True) == shared
+    a = RNG.standard_normal((256, 384))
+    np.testing.assert_allclose(ng.interpret(shared, a=a), 2 * np.exp(a), rtol=1e-12)
+
+
+def test_equal_patterns_pair_each_statement_with_the_previous_equal_one() -> None:
+    program = ng.tile(exps_twice, {"a": (128, 256)}, dtype=np.float64)
+    exps = program.statements_of("activation")
+    assert [found.nodes for found in EqualPattern("activation").pairs(program)] == [exps[:2], exps[2:]]
+    matmul = ng.tile(ng.nc_matmul, {"lhs": (128, 384), "rhs": (128, 384)}, dtype=np.float64)
+    loads_of_lhs = matmul.loads_of("lhs")
+    groups = {tuple(f.nodes) for f in EqualPattern("load").runs(matmul)}
+    assert len(groups) == 3 + 3  # each lhs block loaded once per rhs block, and each rhs block
+    assert {node for group in groups for node in group} >= set(loads_of_lhs)
+    pairs = [f.nodes for f in EqualPattern("load").pairs(matmul)]
+    assert all(a < b for a, b in pairs) and len(pairs) == sum(len(g) - 1 for g in groups)
+
+
+def test_dedupe_refuses_statements_that_differ() -> None:
+    program = ng.tile(exps_twice, {"a": (128, 256)}, dtype=np.float64)
+    exps = program.statements_of("activation")
+    assert dedupe(program, exps[0], exps[2]) is None  # columns 0:128 and 128:256
+    assert dedupe(program, exps[0], exps[1]) is not None
+    assert dedupe(program, exps[1], exps[0]) is None  # the keeper comes first
+    assert dedupe(program, exps[0]) is None  # nothing to absorb
+    adds = program.statements_of("tensor_tensor")
+    assert dedupe(program, adds[0], adds[1]) is None  # different operands
+
+
+def test_a_set_pattern_without_op_or_axis_is_operand_merge() -> None:
+    program = ng.tile(relu_add, {"a": (256, 384), "b": (256, 384)}, dtype=np.float64)
+    found = [(f.nodes, f.axis) for f in SetPattern().pairs(program)]
+    matches = ng.analyze(program, "operand_merge")
+    assert found and [(m.nodes, m.detail.split()[1]) for m in matches] == found
 
 
 def test_set_patterns_give_pairs_to_search_and_runs_to_saturation() -> None:
@@ -171,7 +237,7 @@ def test_bad_patterns_and_edits_are_named() -> None:
         def edit(self, program, found):
             return "remove it"
 
-    with pytest.raises(TransformError, match="pattern must be a Pattern or a SetPattern"):
+    with pytest.raises(TransformError, match="pattern must be a Pattern, a SetPattern or an EqualPattern"):
         NoPattern().analyze(program)
     with pytest.raises(TransformError, match="edit must return an Edit or None, got str"):
         BadEdit().analyze(program)
@@ -181,7 +247,7 @@ def test_bad_patterns_and_edits_are_named() -> None:
         Pattern("activation", "relu")  # type: ignore[arg-type]
 
 
-STEPS = ["data_reuse", "operand_merge", "free_dim_merge", "dead_code", FoldRelu(), MergeAdds()]
+STEPS = ["data_reuse", "operand_merge", "free_dim_merge", "dead_code", FoldRelu(), MergeAdds(), ShareValues()]
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -190,7 +256,7 @@ STEPS = ["data_reuse", "operand_merge", "free_dim_merge", "dead_code", FoldRelu(
     st.lists(st.tuples(st.sampled_from(STEPS), st.integers(0, 10**6)), min_size=1, max_size=9),
 )
 def test_updated_pattern_analyses_equal_full_ones(program, steps) -> None:
-    watched = [FoldRelu(), MergeAdds()]
+    watched = [FoldRelu(), MergeAdds(), ShareValues()]
     for transform in watched:
         analysis_of(program, transform)
     for transform, pick in steps:
@@ -221,7 +287,7 @@ def test_a_relu_fold_updates_its_analysis_instead_of_matching_again() -> None:
     assert calls == []  # the child's analysis came from the parent's
 
 
-def test_a_set_pattern_analyses_only_the_program_asked_about() -> None:
+def test_a_set_pattern_updates_its_analysis_along_derivations() -> None:
     program = ng.tile(relu_add, {"a": (128, 512), "b": (128, 512)}, dtype=np.float64)
     calls = []
 
@@ -232,8 +298,10 @@ def test_a_set_pattern_analyses_only_the_program_asked_about() -> None:
 
     counting = Counting()
     analysis_of(program, counting)
+    path = [program]  # the snapshots along the way stay alive, as in a search
     for _ in range(3):
-        program = ng.apply(program, "free_dim_merge", ng.analyze(program, "free_dim_merge")[0])
+        path.append(ng.apply(path[-1], "free_dim_merge", ng.analyze(path[-1], "free_dim_merge")[0]))
+    program = path[-1]
     calls.clear()
     assert list(matches_of(program, counting)) == MergeAdds().analyze(program)
-    assert calls == [program]  # not every snapshot between it and the one analysed before
+    assert calls == []  # updated from the root's through the three derivations

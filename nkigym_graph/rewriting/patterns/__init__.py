@@ -2,10 +2,11 @@
 
 A ``PatternTransform`` (``transform``) is a pattern and an edit. Patterns are tree
 patterns over producers (``tree.Pattern``: op, attribute constraints, operand
-sub-patterns, named captures) or set patterns of same-op statements adjacent along an
-axis (``sets.SetPattern``, on the merge rules of ``adjacency``). Rewrite helpers
-(``helpers``: ``forward``, ``remove``, ``replace``, ``merge_run``) return the ``Edit``
-of a common rewrite. The base computes each match's footprint (``footprint``), so
+sub-patterns, named captures), set patterns of same-op statements adjacent along an
+axis (``sets.SetPattern``, on the merge rules of ``adjacency``) or equal patterns of
+statements computing the same value (``equal.EqualPattern``). Rewrite helpers
+(``helpers``: ``forward``, ``remove``, ``replace``, ``merge_run``, ``dedupe``) return
+the ``Edit`` of a common rewrite. The base computes each match's footprint (``footprint``), so
 matches are safe to apply in one batch, and updates its analysis from what an edit
 touched.
 
@@ -28,9 +29,21 @@ touched.
 [(1, 2)]
 """
 
-from nkigym_graph.rewriting.patterns.helpers import forward, merge_run, remove, replace
+from nkigym_graph.rewriting.patterns.equal import EqualPattern
+from nkigym_graph.rewriting.patterns.helpers import dedupe, forward, merge_run, remove, replace
 from nkigym_graph.rewriting.patterns.sets import SetPattern
 from nkigym_graph.rewriting.patterns.transform import PatternTransform
 from nkigym_graph.rewriting.patterns.tree import Found, Pattern
 
-__all__ = ["Found", "Pattern", "PatternTransform", "SetPattern", "forward", "merge_run", "remove", "replace"]
+__all__ = [
+    "EqualPattern",
+    "Found",
+    "Pattern",
+    "PatternTransform",
+    "SetPattern",
+    "dedupe",
+    "forward",
+    "merge_run",
+    "remove",
+    "replace",
+]

@@ -22,9 +22,10 @@ The earliest statement absorbs the others; every other statement that mentions a
 absorbed tile reads the merged one at an offset (seed 000's
 ``output[0:128, 128:256] = tensor_2[0:128, 128:256]``).
 
-``pair_matches`` gives the two-statement merges of the seeds (the unit a search
-explores); ``run_matches`` merges whole runs of adjacent statements, cut at the limit,
-in one match each (what saturation applies: the same result in far fewer rounds).
+``pairs`` gives the two-statement merges of the seeds (the unit a search explores);
+``chain_runs`` whole runs of adjacent statements, cut at the limit (what saturation
+merges in one match each: the same result in far fewer rounds); ``merge_edit`` the
+edit merging either.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.slices import Slices
 from nkigym_graph.ir.statement import Operand
 from nkigym_graph.ir.variables import INTERMEDIATE
-from nkigym_graph.rewriting.transform import Edit, Match, Rename
+from nkigym_graph.rewriting.transform import Edit, Rename
 
 Member = tuple[int, int, int]
 """A statement in a merge group: ``(start along the axis, node, end along the axis)``."""
@@ -266,10 +267,6 @@ class MergeAnalysis:
             if self.blocker((lower, upper), axis) is None
         ]
 
-    def runs(self, nodes: Iterable[int], axis: str) -> list[Sequence[int]]:
-        """Runs of adjacent statements cut into chunks within the limit."""
-        return [run for group in self.groups(nodes, axis) for run in self.chain_runs(group, axis)]
-
     def chain_runs(self, members: Sequence[Member], axis: str) -> list[Sequence[int]]:
         """``runs`` of one sorted group; a chunk in which one statement reaches another
         falls back to its mergeable pairs."""
@@ -281,18 +278,6 @@ class MergeAnalysis:
                 else:
                     out.extend(self.pairs(chunk, axis))
         return out
-
-    def pair_matches(self, transform: str, nodes: Iterable[int], axis: str) -> list[Match]:
-        """A match per mergeable adjacent pair (``pairs``)."""
-        return [self.match(transform, pair, axis) for pair in self.pairs(nodes, axis)]
-
-    def run_matches(self, transform: str, nodes: Iterable[int], axis: str) -> list[Match]:
-        """A match per run (``runs``)."""
-        return [self.match(transform, run, axis) for run in self.runs(nodes, axis)]
-
-    def chain_matches(self, transform: str, members: Sequence[Member], axis: str) -> list[Match]:
-        """``run_matches`` of one sorted group."""
-        return [self.match(transform, run, axis) for run in self.chain_runs(members, axis)]
 
     def _chunks(self, run: Sequence[int], axis: str) -> list[list[int]]:
         chunks: list[list[int]] = []
@@ -336,27 +321,4 @@ class MergeAnalysis:
             replace={keeper: kept._replace(operands=tuple(operands))},
             absorb=dict.fromkeys(program.in_order(set(members) - {keeper}), keeper),
             renames=renames,
-        )
-
-    def match(self, transform: str, members: Sequence[int], axis: str) -> Match:
-        """One match merging ``members`` (sorted by ``axis`` coordinate) into the earliest."""
-        program = self.program
-        edit = self.merge_edit(members, axis)
-        keeper = min(members, key=program.order_key)
-        member_set = set(members)
-        pred = program.pred_of
-        reads = frozenset(src for n in members for src in pred(n)) - member_set
-        operands = [o for n in members for o in program[n].operands]
-        mentions = frozenset(o.var for o in operands) - set(edit.renames)
-        absorbed = program.in_order(member_set - {keeper})
-        total = sum(self.size(n, axis) for n in members)
-        into = ", ".join(str(n) for n in absorbed)
-        return Match(
-            transform=transform,
-            nodes=(keeper, *absorbed),
-            edit=edit,
-            reads=reads,
-            mentions=mentions,
-            detail=f"{program[keeper].op.name} {axis} {total}: statement {into} into {keeper}",
-            program_hash=program.canonical_hash,
         )

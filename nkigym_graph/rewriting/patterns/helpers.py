@@ -6,6 +6,9 @@
 - ``replace(program, node, statement)``: one statement becomes another.
 - ``merge_run(program, nodes, axis)``: statements adjacent along ``axis`` (a set
   pattern's ``Found.nodes``) become one wider statement.
+- ``dedupe(program, keeper, *duplicates)``: statements computing what ``keeper``
+  computes (an equal pattern's ``Found.nodes``) are absorbed into it; their readers
+  read its tile.
 
 A helper checks what its rewrite needs of the program (who writes and reads the
 variables it redirects) and returns None when that fails, so a transform's ``edit`` may
@@ -99,6 +102,31 @@ def merge_run(program: Program, nodes: Sequence[int], axis: str) -> Edit | None:
     if len(nodes) < 2:
         return None
     return adjacency(program).merge_edit(nodes, axis)
+
+
+def dedupe(program: Program, keeper: int, *duplicates: int) -> Edit | None:
+    """Absorb ``duplicates`` into the earlier ``keeper`` and let their readers read its
+    tile: None unless each duplicate is the same statement as the keeper apart from the
+    private tile it defines, of the same shape (``EqualPattern`` finds such statements)."""
+    kept = program[keeper]
+    if not duplicates or len(kept.writes) != 1 or not _private(program, keeper, kept.dst.var):
+        return None
+    shape, rank = program.variables[kept.dst.var].shape, program.order_key
+    renames = {}
+    for node in duplicates:
+        stmt = program[node]
+        if (
+            rank(node) <= rank(keeper)
+            or (stmt.op, stmt.attrs, stmt.accumulate, stmt.reads)
+            != (kept.op, kept.attrs, kept.accumulate, kept.reads)
+            or len(stmt.writes) != 1
+            or stmt.dst.slices != kept.dst.slices
+            or not _private(program, node, stmt.dst.var)
+            or program.variables[stmt.dst.var].shape != shape
+        ):
+            return None
+        renames[stmt.dst.var] = Rename(kept.dst.var)
+    return Edit(absorb=dict.fromkeys(duplicates, keeper), renames=renames)
 
 
 def _private(program: Program, node: int, var: str) -> bool:

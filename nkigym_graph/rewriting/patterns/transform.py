@@ -1,6 +1,7 @@
 """``PatternTransform``: a transform written as a pattern and an edit.
 
-A subclass sets ``name`` and ``pattern`` (a tree ``Pattern`` or a ``SetPattern``) and
+A subclass sets ``name`` and ``pattern`` (a tree ``Pattern``, a ``SetPattern`` or an
+``EqualPattern``) and
 writes ``edit(program, found) -> Edit | None`` (usually one rewrite helper's result):
 
     class ReluFold(PatternTransform):
@@ -14,10 +15,12 @@ The base does the rest: it finds the matches, builds each ``Match`` with its foo
 (``nkigym_graph.rewriting.patterns.footprint``: what it reads and mentions, the
 program's hash), so every match is safe to apply in a batch with the others; it
 combines forwards into one match per batch, so a chain folds at once; and it updates
-its analysis of a derived snapshot from what the edit touched (``Derivation.dirty``
-and the statements up to the pattern's depth downstream of it) instead of matching the
-whole program again. A set pattern gives pairs to ``analyze`` (the unit a search steps
-through) and whole runs to saturation.
+its analysis of a derived snapshot from what the edit touched instead of matching the
+whole program again (a tree pattern rechecks ``Derivation.dirty`` and the statements up
+to the pattern's depth downstream of it; a set pattern rebuilds the groups a changed
+statement leaves or joins, ``sets.SetMatches``; an equal pattern regroups the statements
+that changed, ``equal.EqualMatches``). Set and equal patterns give pairs to ``analyze``
+(the unit a search steps through) and whole runs to saturation.
 
 ``edit`` and a pattern's ``where`` conditions should look only at the matched
 statements and the variables they mention (their writers and readers): those are what
@@ -31,8 +34,9 @@ from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from nkigym_graph.errors import TransformError
 from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, analysis_of
+from nkigym_graph.rewriting.patterns.equal import EqualMatches, EqualPattern
 from nkigym_graph.rewriting.patterns.footprint import compose_forwards, pattern_match
-from nkigym_graph.rewriting.patterns.sets import SetPattern
+from nkigym_graph.rewriting.patterns.sets import SetMatches, SetPattern
 from nkigym_graph.rewriting.patterns.tree import Found, Pattern
 from nkigym_graph.rewriting.transform import Edit, Match, Transform
 
@@ -49,7 +53,10 @@ class _Roots(NamedTuple):
 class PatternTransform(Transform):
     """Base class of transforms given by a pattern and an edit (module docstring)."""
 
-    pattern: ClassVar[Pattern | SetPattern]
+    pattern: ClassVar[Pattern | SetPattern | EqualPattern]
+    edits_every_match: ClassVar[bool] = False
+    """Set this when ``edit`` never returns None for a match of a set pattern: the base
+    then builds each pair match only when a search asks for it."""
 
     def edit(self, program: Program, found: Found) -> Edit | None:
         """The edit for one match of ``pattern`` (None: leave this one alone)."""
@@ -66,13 +73,20 @@ class PatternTransform(Transform):
     def analysis(self, program: Program) -> Analysis:
         pattern = self._pattern()
         if isinstance(pattern, SetPattern):
-            return Analysis(self._matches(program, pattern.pairs(program)))
+            return self._paired(program, SetMatches.of(pattern, program))
+        if isinstance(pattern, EqualPattern):
+            return self._paired(program, EqualMatches.of(pattern, program))
         roots = [node for node in pattern.roots(program) if self._edit_at(program, pattern, node) is not None]
         return self._rooted(program, pattern, _Roots(tuple(roots)))
 
     def reanalysis(self, program: Program, previous: Analysis) -> Analysis | None:
         pattern, derivation = self._pattern(), program.derivation
-        if isinstance(pattern, SetPattern) or derivation is None or not isinstance(previous.state, _Roots):
+        if derivation is None:
+            return None
+        if isinstance(previous.state, (SetMatches, EqualMatches)):
+            derived = previous.state.derived(program)
+            return None if derived is None else self._paired(program, derived)
+        if not isinstance(pattern, Pattern) or not isinstance(previous.state, _Roots):
             return None
         removed = derivation.removed
         recheck = _downstream(program, derivation.dirty, pattern.depth - 1)
@@ -81,17 +95,18 @@ class PatternTransform(Transform):
         return self._rooted(program, pattern, _Roots(tuple(program.in_order(kept | found))))
 
     def analyze_batch(self, program: Program) -> list[Match]:
-        pattern = self._pattern()
-        if isinstance(pattern, SetPattern):
-            return list(self._matches(program, pattern.runs(program)))
-        return compose_forwards(list(analysis_of(program, self).matches))
+        if isinstance(self._pattern(), Pattern):
+            return compose_forwards(list(analysis_of(program, self).matches))
+        grouped: SetMatches | EqualMatches = analysis_of(program, self).state
+        return list(self._matches(program, grouped.runs()))
 
     # -- building matches ----------------------------------------------------------------
-    def _pattern(self) -> Pattern | SetPattern:
+    def _pattern(self) -> Pattern | SetPattern | EqualPattern:
         pattern = getattr(self, "pattern", None)
-        if not isinstance(pattern, (Pattern, SetPattern)):
+        if not isinstance(pattern, (Pattern, SetPattern, EqualPattern)):
             raise TransformError(
-                f"{type(self).__name__}.pattern must be a Pattern or a SetPattern, got {pattern!r}"
+                f"{type(self).__name__}.pattern must be a Pattern, a SetPattern or an EqualPattern, "
+                f"got {pattern!r}"
             )
         return pattern
 
@@ -125,6 +140,22 @@ class PatternTransform(Transform):
             return pattern_match(self.name, program, found, edit, self.describe(program, found))
 
         return Analysis(LazyMatches(state.roots, make), state)
+
+    def _paired(self, program: Program, state: SetMatches | EqualMatches) -> Analysis:
+        """A set or equal pattern's pair matches: built when asked for if every match has an
+        edit (``edits_every_match``), else found now."""
+        if not self.edits_every_match:
+            return Analysis(self._matches(program, state.pairs()), state)
+
+        def make(spec: tuple[str, int, int]) -> Match:
+            found = state.found(spec)
+            edit = self._checked_edit(program, found)
+            if edit is None:
+                refused = ", ".join(map(str, found.nodes))
+                raise TransformError(f"{self.name} sets edits_every_match but its edit refused {refused}")
+            return pattern_match(self.name, program, found, edit, self.describe(program, found))
+
+        return Analysis(LazyMatches(state.pair_specs(), make), state)
 
 
 def _downstream(program: Program, nodes: Set[int], hops: int) -> set[int]:

@@ -1,4 +1,4 @@
-"""Merge candidates kept per (op, axis) section, so a derived snapshot updates them.
+"""A set pattern's matches kept per (op, axis) section, so a derived snapshot updates them.
 
 A section groups the statements of one op by merge signature (see
 ``nkigym_graph.rewriting.patterns.adjacency``); each group lists its members by coordinate and the adjacent
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 from typing import NamedTuple
 
 from nkigym_graph.ir.derivation import Derivation
@@ -64,12 +64,14 @@ class Section(NamedTuple):
         before: MergeAnalysis,
         analysis: MergeAnalysis,
         derivation: Derivation,
+        dirty: Set[int],
         dirty_nodes: Sequence[int],
     ) -> Section:
         """This section in the snapshot ``derivation`` leads to (analysed by
-        ``analysis``); ``before`` analyses the parent; ``dirty_nodes`` are the dirty
-        statements of this section's op."""
-        axis, dirty, removed, groups = self.axis, derivation.altered, derivation.removed, self.groups
+        ``analysis``); ``before`` analyses the parent; ``dirty`` are the statements whose
+        membership may have changed (``Derivation.altered`` or ``dirty``), ``dirty_nodes``
+        those of them that belong to this section."""
+        axis, removed, groups = self.axis, derivation.removed, self.groups
         affected = set()
         for old in (*removed, *dirty):
             sig = before.signature(old, axis)
