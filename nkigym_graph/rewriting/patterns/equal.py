@@ -21,7 +21,7 @@ the groups so that a derived snapshot regroups only the statements its edit touc
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nkigym_graph.rewriting.patterns.tree import Found, Where
@@ -29,7 +29,7 @@ from nkigym_graph.rewriting.patterns.tree import Found, Where
 if TYPE_CHECKING:
     from nkigym_graph.ir.program import Program
 
-Key = tuple[Hashable, ...]
+Key = tuple[Any, ...]
 """What equal statements share: op, attributes, the operands they read, the shape and
 region of the tile they define."""
 Spec = tuple[str, int, int, int, int]
@@ -162,10 +162,11 @@ def _grouped(pattern: EqualPattern, program: Program, nodes: Iterable[int]) -> d
 
 def _specs(program: Program, groups: Mapping[Key, tuple[int, ...]]) -> list[Spec]:
     rank = program.order_key
-    out = []
+    out: list[Spec] = []
     for key, nodes in groups.items():
         first_read = key[2][0].var if key[2] else ""
         out.extend(
-            (first_read, rank(nodes[k]), rank(nodes[k - 1]), nodes[k], nodes[k - 1]) for k in range(1, len(nodes))
+            (first_read, rank(nodes[k]), rank(nodes[k - 1]), nodes[k], nodes[k - 1])
+            for k in range(1, len(nodes))
         )
     return out

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence, Set
 from typing import NamedTuple
 
 from nkigym_graph.ir.derivation import Derivation
-from nkigym_graph.rewriting.patterns.adjacency import Member, MergeAnalysis
+from nkigym_graph.rewriting.patterns.adjacency import Member, MergeAnalysis, Signature
 
 Spec = tuple[str, int, int]
 """A mergeable pair: ``(axis, lower, upper)`` (statement ids)."""
@@ -47,11 +47,11 @@ class Section(NamedTuple):
     """The merge groups of one op along one axis."""
 
     axis: str
-    groups: dict[tuple, Group]
+    groups: dict[Signature, Group]
 
     @classmethod
     def build(cls, analysis: MergeAnalysis, nodes: Iterable[int], axis: str) -> Section:
-        found: dict[tuple, list[Member]] = {}
+        found: dict[Signature, list[Member]] = {}
         for node in nodes:
             sig = analysis.signature(node, axis)
             if sig is not None:
@@ -77,7 +77,7 @@ class Section(NamedTuple):
             sig = before.signature(old, axis)
             if sig is not None and sig[0] in groups:
                 affected.add(sig[0])
-        joining: dict[tuple, list[Member]] = {}
+        joining: dict[Signature, list[Member]] = {}
         for node in dirty_nodes:
             sig = analysis.signature(node, axis)
             if sig is not None:

@@ -133,7 +133,8 @@ class SetMatches(NamedTuple):
         """The matches of ``pattern`` in ``program``, found in full."""
         analysis = adjacency(program)
         sections = {
-            (name, axis): Section.build(analysis, members, axis) for name, axis, members in pattern.sections(program)
+            (name, axis): Section.build(analysis, members, axis)
+            for name, axis, members in pattern.sections(program)
         }
         return cls(pattern, program, sections)
 
@@ -175,7 +176,7 @@ class SetMatches(NamedTuple):
 
     def runs(self) -> list[Found]:
         analysis, program = adjacency(self.program), self.program
-        out = []
+        out: list[Found] = []
         for (_, axis), section in self.sections.items():
             for group in sorted(section.groups.values(), key=lambda g: g.first):
                 if len(group.members) > 1:

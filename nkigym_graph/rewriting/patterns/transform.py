@@ -30,7 +30,7 @@ the update rechecks when they change.
 from __future__ import annotations
 
 from collections.abc import Iterable, Set
-from typing import TYPE_CHECKING, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from nkigym_graph.errors import TransformError
 from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, analysis_of
@@ -147,7 +147,7 @@ class PatternTransform(Transform):
         if not self.edits_every_match:
             return Analysis(self._matches(program, state.pairs()), state)
 
-        def make(spec: tuple[str, int, int]) -> Match:
+        def make(spec: Any) -> Match:  # a pair spec of either kind of state
             found = state.found(spec)
             edit = self._checked_edit(program, found)
             if edit is None:
