@@ -135,6 +135,8 @@ class Workload:
     """``mfu`` (matmul-bound) or ``dma`` (memory-bound: DMA bandwidth utilisation)."""
     buda: Shapes
     """Small shapes for a Tenstorrent netlist (a Buda max reduces whole 32-wide tiles)."""
+    schedule: bool = False
+    """Also search kernel schedules (the ``schedule`` strategy) for the end-to-end run."""
 
     def inputs(self, shapes: Shapes, seed: int = 0) -> dict[str, np.ndarray]:
         """Random float64 inputs of ``shapes`` (biases and norm weights around 1)."""
@@ -184,6 +186,7 @@ WORKLOADS: dict[str, Workload] = {
             "bfloat16",
             "mfu",
             {"x": (96, 128), "w": (128, 64)},
+            schedule=True,
         ),
         Workload(
             "mlp",
@@ -236,7 +239,7 @@ class Outcome:
     dtype: str
     statements: int
     kernel: str
-    """Which program the kernel is emitted from: ``search`` or ``saturate``."""
+    """Which program the kernel is emitted from: ``search``, ``saturate`` or ``schedule``."""
     profile: Any
     """The kernel's ``nki_sim.profile``."""
     error: float
@@ -252,7 +255,8 @@ class Outcome:
 def run_workload(workload: Workload, out: Any, small: bool = False, online: bool = False) -> Outcome:
     """Tile -> search (and saturate) -> emit NKI -> simulate against numpy -> profile; then
     tile for Wormhole -> emit Buda -> check -> evaluate against numpy. The kernel kept is
-    the faster (profiled) of the search's best and the saturated program."""
+    the faster (profiled) of the search's best, the saturated program and, for a workload
+    with ``schedule``, the ``schedule`` strategy's best (a scheduled kernel)."""
     import ml_dtypes
 
     from nkigym_graph_plugins.buda_backend import run_netlist
@@ -265,7 +269,10 @@ def run_workload(workload: Workload, out: Any, small: bool = False, online: bool
     arrays = {k: v.astype(storage) for k, v in workload.inputs(shapes).items()}
     best = None
     candidates: dict[str, str] = {}
-    for label, candidate in (("search", searched), ("saturate", nkigym.saturate(program))):
+    tried = [("search", searched), ("saturate", nkigym.saturate(program))]
+    if workload.schedule:
+        tried.append(("schedule", nkigym.search(program, strategy="schedule", seed=0, confirm=False).best))
+    for label, candidate in tried:
         try:
             kernel = nkigym.emit(candidate, backend="nki", reorder=True)
             profile = nkigym.nki_sim.profile(kernel, *arrays.values())

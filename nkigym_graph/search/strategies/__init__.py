@@ -82,6 +82,7 @@ STRATEGIES: Mapping[str, Strategy] = MappingProxyType(
                     "block_size",
                     "buffer_count",
                     "inner_order",
+                    "run_ahead",
                     "rfactor",
                 ),
             ),

@@ -8,7 +8,7 @@
 2. **Seeds.** Every alternative of the first schedule choice (``loop_order``: every
    loop nest, one block per tile) is priced; the ``width`` best are the seeds.
 3. **Descent.** From each seed, coordinate descent over every choice (the transforms
-   that do not saturate: ``block_size``, ``buffer_count``, ``inner_order``,
+   that do not saturate: ``block_size``, ``buffer_count``, ``inner_order``, ``run_ahead``,
    ``rfactor``, ``loop_order`` again, and any a plugin adds): in turn, every alternative
    a choice offers in the current state is priced, and the best is taken if it ranks
    better. A seed's descent ends when a whole round improves nothing, after ``rounds``
