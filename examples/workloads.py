@@ -72,12 +72,14 @@ def rmsnorm_reference(x: np.ndarray, gamma: np.ndarray) -> np.ndarray:
 
 # -- RMS norm + matmul -------------------------------------------------------------------
 def rmsnorm_matmul(x, w):
-    """``rmsnorm(x) @ w`` for ``x`` [M, K] and ``w`` [K, N]: the row scale is applied to
-    the product (``diag(s) (x @ w)``), the matmul reads ``x`` transposed on chip."""
+    """``rmsnorm(x) @ w`` for ``x`` [M, K] and ``w`` [K, N], as written: the matmul reads
+    the normalised ``x`` transposed on chip. Tiled and saturated, ``scale_after_matmul``
+    moves the row scale past the matmul (``diag(s) (x @ w)``), so the transposes read
+    ``x`` as loaded."""
     scale = nkigym.activation(
         nkigym.tensor_reduce(nkigym.activation(x, op="square"), op="mean"), op="rsqrt", bias=EPS
     )
-    return nkigym.tensor_scalar(nkigym.nc_matmul(nkigym.nc_transpose(x), w), scale)
+    return nkigym.nc_matmul(nkigym.nc_transpose(nkigym.tensor_scalar(x, scale)), w)
 
 
 def rmsnorm_matmul_reference(x: np.ndarray, w: np.ndarray) -> np.ndarray:
