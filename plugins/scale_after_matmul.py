@@ -36,6 +36,7 @@ same up to rounding (search checks it numerically like any rewrite).
 
 from __future__ import annotations
 
+from itertools import chain, count
 from typing import NamedTuple
 
 from nkigym_graph import hookimpl
@@ -170,7 +171,9 @@ class ScaleAfterMatmul(Transform):
             scaling = program[scaled[product.transposes[0]].scaling]
             rows = program.variables[var].shape[0]
             column = Operand(product.column, ((product.offset, product.offset + rows), (0, 1)))
-            renames[var] = _fresh(f"{var}_scaled", taken)
+            stem = f"{var}_scaled"
+            renames[var] = next(n for n in chain([stem], (f"{stem}_{i}" for i in count(1))) if n not in taken)
+            taken.add(renames[var])
             whole = _whole(program, var)
             operands = (Operand(var, whole), column, Operand(renames[var], whole))
             after[product.writers[-1]] = Statement(scaling.op, operands, scaling.attrs)
@@ -201,15 +204,6 @@ def _readers_left(program: Program, scaled: dict[int, _Scaled]) -> dict[int, boo
 
 def _whole(program: Program, var: str) -> Slices:
     return tuple((0, n) for n in program.variables[var].shape)
-
-
-def _fresh(stem: str, taken: set[str]) -> str:
-    name, suffix = stem, 0
-    while name in taken:
-        suffix += 1
-        name = f"{stem}_{suffix}"
-    taken.add(name)
-    return name
 
 
 @hookimpl
