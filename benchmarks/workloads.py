@@ -2,10 +2,11 @@
 kernel, next to the predecessor's published hardware figures.
 
 For each workload of ``examples/workloads.py`` (softmax, layer norm, RMS norm, RMS norm +
-matmul, MLP with gelu, attention two-pass and online): tile, greedy search, saturate,
-emit both as NKI kernels (``reorder=True``: engine choice and list-scheduled order),
-keep the faster by ``nki_sim.profile`` (the calibrated timing model: *profiled*, not
-measured), check it against numpy, and record
+matmul, MLP with gelu, attention two-pass and online): tile, greedy search, saturate
+(and for a workload marked ``schedule``, RMS norm + matmul, the ``schedule`` strategy's
+search of kernel schedules), emit each as an NKI kernel (``reorder=True``: engine choice
+and list-scheduled order), keep the fastest by ``nki_sim.profile`` (the calibrated
+timing model: *profiled*, not measured), check it against numpy, and record
 
 - matmul workloads: profiled MFU (matmul FLOPs over the run at the dtype's peak);
 - memory-bound workloads: DMA-bandwidth utilisation, the run's DMA-bound time over the
@@ -115,9 +116,11 @@ def main() -> None:
         "*Profiled* figures come from `nki_sim.profile`, the timing model calibrated against the "
         "hardware ladder in calibration.md; *modeled* from the trn2 cost model search ranks with; "
         "neither is a measurement. The predecessor's figures are hardware measurements (REFERENCE.md). "
-        "Each run tiles, searches greedily, saturates, emits both programs with `reorder=True` and keeps "
-        "the faster kernel; the modeled figure is the trn2 cost model's, which prices each op on its "
-        "default engine in program order, so it does not see the engine choice or the reordering. "
+        "Each run tiles, searches greedily, saturates (RMS norm + matmul also searches kernel schedules "
+        "with the `schedule` strategy), emits each program with `reorder=True` and keeps "
+        "the fastest kernel; the modeled figure is the trn2 cost model's, which prices each op on its "
+        "default engine in program order, so it does not see the engine choice or the reordering "
+        "(a scheduled kernel's modeled figure times the plan the kernel runs, so it equals the profile). "
         "The Buda netlist of each workload is checked and evaluated at a small size (tests and examples)."
     )
     write_results("workloads", "Workloads beyond matmul (named sizes)", "\n".join(lines), notes)

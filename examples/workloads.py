@@ -72,12 +72,14 @@ def rmsnorm_reference(x: np.ndarray, gamma: np.ndarray) -> np.ndarray:
 
 # -- RMS norm + matmul -------------------------------------------------------------------
 def rmsnorm_matmul(x, w):
-    """``rmsnorm(x) @ w`` for ``x`` [M, K] and ``w`` [K, N]: the row scale is applied to
-    the product (``diag(s) (x @ w)``), the matmul reads ``x`` transposed on chip."""
+    """``rmsnorm(x) @ w`` for ``x`` [M, K] and ``w`` [K, N], as written: the matmul reads
+    the normalised ``x`` transposed on chip. Tiled and saturated, ``scale_after_matmul``
+    moves the row scale past the matmul (``diag(s) (x @ w)``), so the transposes read
+    ``x`` as loaded."""
     scale = nkigym.activation(
         nkigym.tensor_reduce(nkigym.activation(x, op="square"), op="mean"), op="rsqrt", bias=EPS
     )
-    return nkigym.tensor_scalar(nkigym.nc_matmul(nkigym.nc_transpose(x), w), scale)
+    return nkigym.nc_matmul(nkigym.nc_transpose(nkigym.tensor_scalar(x, scale)), w)
 
 
 def rmsnorm_matmul_reference(x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -135,6 +137,8 @@ class Workload:
     """``mfu`` (matmul-bound) or ``dma`` (memory-bound: DMA bandwidth utilisation)."""
     buda: Shapes
     """Small shapes for a Tenstorrent netlist (a Buda max reduces whole 32-wide tiles)."""
+    schedule: bool = False
+    """Also search kernel schedules (the ``schedule`` strategy) for the end-to-end run."""
 
     def inputs(self, shapes: Shapes, seed: int = 0) -> dict[str, np.ndarray]:
         """Random float64 inputs of ``shapes`` (biases and norm weights around 1)."""
@@ -184,6 +188,7 @@ WORKLOADS: dict[str, Workload] = {
             "bfloat16",
             "mfu",
             {"x": (96, 128), "w": (128, 64)},
+            schedule=True,
         ),
         Workload(
             "mlp",
@@ -236,7 +241,7 @@ class Outcome:
     dtype: str
     statements: int
     kernel: str
-    """Which program the kernel is emitted from: ``search`` or ``saturate``."""
+    """Which program the kernel is emitted from: ``search``, ``saturate`` or ``schedule``."""
     profile: Any
     """The kernel's ``nki_sim.profile``."""
     error: float
@@ -252,7 +257,8 @@ class Outcome:
 def run_workload(workload: Workload, out: Any, small: bool = False, online: bool = False) -> Outcome:
     """Tile -> search (and saturate) -> emit NKI -> simulate against numpy -> profile; then
     tile for Wormhole -> emit Buda -> check -> evaluate against numpy. The kernel kept is
-    the faster (profiled) of the search's best and the saturated program."""
+    the faster (profiled) of the search's best, the saturated program and, for a workload
+    with ``schedule``, the ``schedule`` strategy's best (a scheduled kernel)."""
     import ml_dtypes
 
     from nkigym_graph_plugins.buda_backend import run_netlist
@@ -265,7 +271,10 @@ def run_workload(workload: Workload, out: Any, small: bool = False, online: bool
     arrays = {k: v.astype(storage) for k, v in workload.inputs(shapes).items()}
     best = None
     candidates: dict[str, str] = {}
-    for label, candidate in (("search", searched), ("saturate", nkigym.saturate(program))):
+    tried = [("search", searched), ("saturate", nkigym.saturate(program))]
+    if workload.schedule:
+        tried.append(("schedule", nkigym.search(program, strategy="schedule", seed=0, confirm=False).best))
+    for label, candidate in tried:
         try:
             kernel = nkigym.emit(candidate, backend="nki", reorder=True)
             profile = nkigym.nki_sim.profile(kernel, *arrays.values())

@@ -16,6 +16,11 @@ Every match is an alternative schedule of the same statements:
     twice that (double buffering), three and four times, every tile it would keep
     (no reloads), or half / twice the current count -- those that fit on chip, and for
     computed tiles (which cannot be loaded again) at least as many as are live at once.
+``run_ahead``
+    a block loop runs ahead (``ahead=M``): what each block does before the next loop
+    (the loads and on-chip transposes of its rows, their row statistics) runs during
+    the block before it, or no loop runs ahead -- offered for the loops where it moves
+    something (``nkigym_graph.scheduling.order``).
 
 Before (the tiled matmul, no schedule: program order, a buffer per tile)::
 
@@ -42,6 +47,7 @@ from nkigym_graph.ir.schedule import Schedule, ScheduleError
 from nkigym_graph.rewriting.transform import Transform
 from nkigym_graph.scheduling.choice import Choice, ScheduleTransform
 from nkigym_graph.scheduling.loops import loop_axes
+from nkigym_graph.scheduling.order import run_ahead_axes
 from nkigym_graph.scheduling.plan import stream_usage
 
 LOADED = "load."
@@ -124,6 +130,17 @@ class BufferCount(ScheduleTransform):
                 yield current.with_buffer(name, count), f"{name}: {count} buffers"
 
 
+class RunAhead(ScheduleTransform):
+    """One block loop running ahead, or none (see the module docstring)."""
+
+    name = "run_ahead"
+
+    def choices(self, program: Program, current: Schedule) -> Iterator[Choice]:
+        yield current.replace(ahead=()), "no loop runs ahead"
+        for axis in run_ahead_axes(program, current):
+            yield current.replace(ahead=(axis,)), f"{axis} runs ahead"
+
+
 @hookimpl
 def nkigym_graph_register_transforms() -> list[type[Transform]]:
-    return [LoopOrder, InnerOrder, BlockSize, BufferCount]
+    return [LoopOrder, InnerOrder, BlockSize, BufferCount, RunAhead]

@@ -20,6 +20,12 @@ other step. Choices, by axis name (``nkigym_graph.ir.axes``) and stream name:
     bf16 input's dtype), ``evict`` (PSUM results copied to SBUF), and one
     per computing op whose results live in SBUF (``activation``, ``tensor_tensor``, ...).
     A stream without a count gets a default (``nkigym_graph.scheduling``).
+``ahead``
+    block loops that run ahead (software pipelining): the statements of block ``b + 1``
+    of such an axis that run before the next loop of ``order`` (hoisted out of it, e.g.
+    the on-chip transposes of the next rows) run during block ``b`` instead, the Tensor
+    Engine's feeders in the next loop's first iteration and the rest in its last
+    (``nkigym_graph.scheduling.order``).
 
 Two-level accumulation is not a schedule choice but a rewrite of the statements
 (``rfactor``), since it changes what is added to what.
@@ -31,6 +37,8 @@ Two-level accumulation is not a schedule choice but a rewrite of the statements
 'order=N,K,M blocks=K:1024,N:512 buffers=load.a:8,psum:4'
 >>> str(s.replace(inner=("M", "K")))
 'order=N,K,M blocks=K:1024,N:512 inner=M,K buffers=load.a:8,psum:4'
+>>> str(Schedule.parse("order=M,N,K ahead=M"))
+'order=M,N,K ahead=M'
 """
 
 from __future__ import annotations
@@ -87,6 +95,7 @@ class Schedule:
     blocks: tuple[tuple[str, int], ...] = ()
     inner_order: tuple[str, ...] = ()
     buffers: tuple[tuple[str, int], ...] = ()
+    ahead: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -94,12 +103,14 @@ class Schedule:
         blocks: Mapping[str, int] | Iterable[tuple[str, int]] = (),
         inner: Iterable[str] = (),
         buffers: Mapping[str, int] | Iterable[tuple[str, int]] = (),
+        ahead: Iterable[str] = (),
     ) -> None:
         put = object.__setattr__
         put(self, "order", _axes(order, "order"))
         put(self, "blocks", _pairs(blocks, "blocks"))
         put(self, "inner_order", _axes(inner, "inner"))
         put(self, "buffers", _pairs(buffers, "buffers"))
+        put(self, "ahead", _axes(ahead, "ahead"))
 
     @property
     def inner(self) -> tuple[str, ...]:
@@ -117,15 +128,22 @@ class Schedule:
     @property
     def axes(self) -> frozenset[str]:
         """Every axis the schedule names."""
-        return frozenset(self.order) | frozenset(self.inner_order) | {a for a, _ in self.blocks}
+        return (
+            frozenset(self.order)
+            | frozenset(self.inner_order)
+            | {a for a, _ in self.blocks}
+            | frozenset(self.ahead)
+        )
 
     def replace(self, **changes: Any) -> Schedule:
-        """A schedule with some choices changed (``order=``, ``blocks=``, ``inner=``, ``buffers=``)."""
+        """A schedule with some choices changed (``order=``, ``blocks=``, ``inner=``, ``buffers=``,
+        ``ahead=``)."""
         fields: dict[str, Any] = {
             "order": self.order,
             "blocks": self.blocks,
             "inner": self.inner_order,
             "buffers": self.buffers,
+            "ahead": self.ahead,
         }
         unknown = set(changes) - set(fields)
         if unknown:
@@ -157,6 +175,8 @@ class Schedule:
             parts.append("inner=" + ",".join(self.inner_order))
         if self.buffers:
             parts.append("buffers=" + ",".join(f"{s}:{n}" for s, n in self.buffers))
+        if self.ahead:
+            parts.append("ahead=" + ",".join(self.ahead))
         return " ".join(parts) or "default"
 
     @classmethod
@@ -170,10 +190,10 @@ class Schedule:
             return cls()
         for word in words:
             key, sep, value = word.partition("=")
-            if not sep or key not in ("order", "blocks", "inner", "buffers") or key in fields:
+            if not sep or key not in ("order", "blocks", "inner", "buffers", "ahead") or key in fields:
                 raise ScheduleError(f"cannot read {word!r} in schedule {text!r}")
             items = [item for item in value.split(",") if item]
-            if key in ("order", "inner"):
+            if key in ("order", "inner", "ahead"):
                 fields[key] = items
                 continue
             pairs = []

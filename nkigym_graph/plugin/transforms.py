@@ -34,7 +34,7 @@ from nkigym_graph.rewriting.driver import (
 )
 from nkigym_graph.rewriting.transform import Match, Transform
 
-DEFAULT_PIPELINE = ("data_reuse", "operand_merge", "reduction_merge", "dead_code")
+DEFAULT_PIPELINE = ("data_reuse", "operand_merge", "reduction_merge", "scale_after_matmul", "dead_code")
 
 
 def transforms() -> Mapping[str, Transform]:

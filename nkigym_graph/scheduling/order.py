@@ -14,6 +14,25 @@ Statements are named by their ids throughout.
 
 For ``order=N,K,M blocks=N:512,K:1024,M:512 inner=K,M`` over a 2048^3 matmul: per N
 block, per K block, per M block, every K tile of the block with, inside, its 4 M tiles.
+
+**Running ahead** (``ahead=M``, software pipelining of the M loop): a statement of M
+block ``b + 1`` that does not touch the next loop's axis (it runs once before that loop:
+the load of a row block, its on-chip transposes and their evictions, its row
+statistics) takes the key of block ``b`` instead. If it feeds the Tensor Engine (a
+Tensor Engine op, or something one reads through hoisted statements), it goes to the next
+loop's first iteration, where its tiles interleave with the block's own (a transpose of
+K tile ``k`` of the next rows right after the matmul of K tile ``k``); the rest goes to
+the next loop's last iteration, so it does not hold up the feeders' evictions on its
+engine. For ``rmsnorm(x) @ w`` with ``order=M,N,K ahead=M``::
+
+    without                                   with ahead=M
+    M block b: load x_b, transposes of x_b,   M block b, N block 0: matmul k of (b, 0),
+      their evictions, sum of squares of x_b;   transpose k of x_{b+1}, its eviction, ...
+      N block n: the matmuls of (b, n)        N block 1, 2: the matmuls of (b, n)
+                                              N block 3: the matmuls of (b, 3),
+                                                sum of squares of x_{b+1}
+
+so the Tensor Engine never waits for a block's transposes to be evicted.
 """
 
 from __future__ import annotations
@@ -25,12 +44,14 @@ from types import MappingProxyType
 from nkigym_graph.ir.axes import program_axes
 from nkigym_graph.ir.memo import memo
 from nkigym_graph.ir.program import STATEMENTS_KEY, Program
-from nkigym_graph.ir.schedule import Schedule
+from nkigym_graph.ir.schedule import Schedule, ScheduleError
 from nkigym_graph.scheduling.loops import loop_axes
 
 Key = tuple[int, ...]
 UNPLACED = -1
 """The position along an axis of a statement with nothing to inherit it from (first)."""
+FED_ENGINE = "tensor"
+"""The engine whose feeders run ahead first (``Op.engine``)."""
 
 
 def statement_keys(program: Program, schedule: Schedule) -> dict[int, Key]:
@@ -44,7 +65,59 @@ def statement_keys(program: Program, schedule: Schedule) -> dict[int, Key]:
         [_block(start, schedule.block(a) or tiles.get(a)) for start in placed[a]] for a in schedule.order
     ]
     inner = [placed[a] for a in schedule.inner]
-    return {node: tuple(column[at] for column in (*outer, *inner)) for at, node in enumerate(program.ids)}
+    keys = {node: tuple(column[at] for column in (*outer, *inner)) for at, node in enumerate(program.ids)}
+    for axis in schedule.ahead:
+        keys = _run_ahead(program, schedule, keys, axis)
+    return keys
+
+
+def _run_ahead(program: Program, schedule: Schedule, keys: dict[int, Key], axis: str) -> dict[int, Key]:
+    """``keys`` with the statements hoisted out of the loop after ``axis``' moved one
+    ``axis`` block earlier (see the module docstring)."""
+    if axis not in schedule.order[:-1]:
+        raise ScheduleError(
+            f"ahead={axis}: a loop runs ahead into the next loop of the order, so {axis!r} must be "
+            f"a loop of order={','.join(schedule.order)} other than the innermost"
+        )
+    at = schedule.order.index(axis)
+    moved = [node for node, key in keys.items() if key[at] > 0 and key[at + 1] == UNPLACED]
+    if not moved:
+        return keys
+    last = max(key[at + 1] for key in keys.values())
+    feeders = _feeders(program, set(moved))
+    out = dict(keys)
+    for node in moved:
+        key = keys[node]
+        out[node] = (*key[:at], key[at] - 1, 0 if node in feeders else last, *key[at + 2 :])
+    return out
+
+
+def _feeders(program: Program, hoisted: set[int]) -> set[int]:
+    """The ``hoisted`` statements that are Tensor Engine ops or that one reads, directly
+    or through other hoisted statements."""
+    fed = {node for node, stmt in program.items() if stmt.op.engine == FED_ENGINE}
+    found: set[int] = set()
+    stack = list(fed)
+    while stack:
+        node = stack.pop()
+        for pred in program.pred_of(node):
+            if pred in hoisted and pred not in found:
+                found.add(pred)
+                stack.append(pred)
+    return found | (fed & hoisted)
+
+
+def run_ahead_axes(program: Program, schedule: Schedule) -> tuple[str, ...]:
+    """The loops of ``schedule.order`` that running ahead would change (each has a later
+    block with statements hoisted out of the next loop)."""
+    if len(schedule.order) < 2:
+        return ()
+    keys = statement_keys(program, schedule.replace(ahead=()))
+    return tuple(
+        axis
+        for at, axis in enumerate(schedule.order[:-1])
+        if any(key[at] > 0 and key[at + 1] == UNPLACED for key in keys.values())
+    )
 
 
 def placements(program: Program) -> Mapping[str, list[int]]:

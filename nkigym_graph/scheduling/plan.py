@@ -210,7 +210,14 @@ _ORDERED: _Shared[_Ordered] = _Shared(32)
 def _ordered(program: Program, schedule: Schedule) -> _Ordered:
     """The kernel program, its order and stream usage, shared by the schedules that differ
     in buffer counts only (a search moves between them)."""
-    key = (program.structure_hash, program.target.name, schedule.blocks, schedule.order, schedule.inner)
+    key = (
+        program.structure_hash,
+        program.target.name,
+        schedule.blocks,
+        schedule.order,
+        schedule.inner,
+        schedule.ahead,
+    )
     return _ORDERED.get(key, lambda: _order(program, schedule))
 
 

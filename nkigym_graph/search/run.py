@@ -33,7 +33,7 @@ from nkigym_graph.search.result import SearchResult, SearchStats
 from nkigym_graph.search.session import Session
 from nkigym_graph.search.strategies import get_strategy
 
-DEFAULT_TRANSFORMS = ("data_reuse", "operand_merge", "reduction_merge", "dead_code")
+DEFAULT_TRANSFORMS = ("data_reuse", "operand_merge", "reduction_merge", "scale_after_matmul", "dead_code")
 VERIFY_MODES = ("sampled", "all")
 
 

@@ -21,7 +21,8 @@ def schedules(draw: st.DrawFn) -> Schedule:
     inner = draw(st.one_of(st.just([]), st.permutations(AXES)))
     streams = st.sampled_from(["psum", "load.a", "load.b", "evict"])
     buffers = draw(st.dictionaries(streams, st.integers(1, 64), max_size=4))
-    return Schedule(order=order, blocks=blocks, inner=inner, buffers=buffers)
+    ahead = draw(st.lists(st.sampled_from(AXES), max_size=2, unique=True))
+    return Schedule(order=order, blocks=blocks, inner=inner, buffers=buffers, ahead=ahead)
 
 
 @given(schedules())

@@ -164,6 +164,14 @@ class TensorColumnOp(_Broadcasting):
     text_name = "tensor_scalar"
     operand_names = ("data", "column", "dst")
     axes = (TILE, COLUMN, TILE)
+    row_scaling_ops: ClassVar[frozenset[str]] = frozenset({"multiply", "divide"})
+    """The ``op`` values that scale each row of ``data`` by a factor of its own (the
+    column's value or its reciprocal): such a statement is linear in ``data``, so it
+    commutes with a matmul that contracts the free axis (``rowscale(x) @ w = rowscale(x @ w)``)."""
+
+    def scales_rows(self, attrs: Attrs) -> bool:
+        """Whether a statement with ``attrs`` scales each row of its data (see ``row_scaling_ops``)."""
+        return dict(attrs).get("op") in self.row_scaling_ops
 
 
 class TensorScalarOp(_Elementwise):

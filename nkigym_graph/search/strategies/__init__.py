@@ -27,7 +27,13 @@ class Strategy:
     budget: int
     """Default budget: distinct states (for ``random``: states collected)."""
     summary: str
-    transforms: tuple[str, ...] = ("data_reuse", "operand_merge", "reduction_merge", "dead_code")
+    transforms: tuple[str, ...] = (
+        "data_reuse",
+        "operand_merge",
+        "reduction_merge",
+        "scale_after_matmul",
+        "dead_code",
+    )
     """The transforms it searches with when ``search`` is given none."""
 
     @property
@@ -77,11 +83,13 @@ STRATEGIES: Mapping[str, Strategy] = MappingProxyType(
                     "data_reuse",
                     "operand_merge",
                     "reduction_merge",
+                    "scale_after_matmul",
                     "dead_code",
                     "loop_order",
                     "block_size",
                     "buffer_count",
                     "inner_order",
+                    "run_ahead",
                     "rfactor",
                 ),
             ),

@@ -2,13 +2,14 @@
 
 1. **Structure.** Each rewrite transform that saturates (``data_reuse``,
    ``operand_merge``, ...) is run to its fixpoint, in turn, until none changes the
-   program: the tiles grow to the hardware's limits and every load is shared. Each
-   fixpoint is one step of the path (a verified state), taken whatever it costs: the
+   program: the tiles grow to the hardware's limits and every load is shared (a
+   transform whose rewrite is more than an edit, ``scale_after_matmul``, is applied a
+   match at a time). Each fixpoint is one step of the path (a verified state), taken whatever it costs: the
    schedule is what makes the result fit and run fast.
 2. **Seeds.** Every alternative of the first schedule choice (``loop_order``: every
    loop nest, one block per tile) is priced; the ``width`` best are the seeds.
 3. **Descent.** From each seed, coordinate descent over every choice (the transforms
-   that do not saturate: ``block_size``, ``buffer_count``, ``inner_order``,
+   that do not saturate: ``block_size``, ``buffer_count``, ``inner_order``, ``run_ahead``,
    ``rfactor``, ``loop_order`` again, and any a plugin adds): in turn, every alternative
    a choice offers in the current state is priced, and the best is taken if it ranks
    better. A seed's descent ends when a whole round improves nothing, after ``rounds``
@@ -57,12 +58,14 @@ def _alternatives(session: Session, state: State, transform: Transform) -> list[
 
 
 def _structure(session: Session, state: State) -> State:
-    rewrites = [t for t in session.transforms if t.saturates and edit_based(t)]
+    rewrites = [t for t in session.transforms if t.saturates]
     changed = True
     while changed and not session.exhausted:
         changed = False
         for transform in rewrites:
-            fixpoints = [c for c in session.successors_of(state, transform, "batch") if c.saturate]
+            found = session.successors_of(state, transform, "batch")
+            # a transform that rewrites more than its edits offers its matches one at a time
+            fixpoints = [c for c in found if c.saturate] if edit_based(transform) else list(found[:1])
             if fixpoints:
                 (state,) = session.expand(state, fixpoints[:1])
                 changed = True
