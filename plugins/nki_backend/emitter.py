@@ -38,7 +38,7 @@ from nkigym_graph.scheduling.plan import kernel_plan
 
 from .builder import KernelBuilder, KernelTypes, Lowering
 from .columns import split_columns
-from .engines import POLICIES
+from .engines import POLICIES, THRIFTY
 from .errors import NkiEmitError
 from .ir import Call, Loop, Unit, instructions
 from .lower import kernel_types, lower_program
@@ -161,7 +161,7 @@ def _fit(
         (skew_store_chains(split), False),
     )
     for variant, pipelined in {(id(v), pipelined): (v, pipelined) for v, pipelined in variants}.values():
-        for policy in POLICIES:
+        for policy in POLICIES if variant is program else (*POLICIES, THRIFTY):
             other = lower_program(
                 variant, target, types, lowerings, hoist, engine_policy=policy, pipelined=pipelined
             )
