@@ -55,7 +55,7 @@ CHOICES = {
 POLICIES = ("balance", "finish")
 """The policies that choose engines (``fixed`` keeps the default engine)."""
 THRIFTY = "thrifty"
-"""The policy the emitter also tries on programs cut into column pieces (:mod:`.columns`)."""
+"""The policy the emitter also tries on column-split and skewed programs (:mod:`.columns`, :mod:`.skew`)."""
 THRIFT = 4.0
 """How many times ``thrifty`` counts an instruction's own time on an engine."""
 
