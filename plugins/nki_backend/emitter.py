@@ -12,9 +12,10 @@ Options of ``emit(program, backend="nki", ...)``:
 ``reorder`` (default False)
     also lower the program with instructions given to the least busy engine (two
     policies, :mod:`.engines`) and in the list-scheduled statement order
-    (:mod:`.pipeline`), and keep the lowering the engine model ends at least
-    ``REORDER_GAIN`` sooner: a faster kernel whose loops roll less (program order on the
-    default engines rolls into the shortest text).
+    (:mod:`.pipeline`), with its store chains cut into column pieces (:mod:`.columns`)
+    and skewed by a row (:mod:`.skew`), and keep the lowering the engine model ends at
+    least ``REORDER_GAIN`` sooner: a faster kernel whose loops roll less (program order
+    on the default engines rolls into the shortest text).
 
 Facts of the artifact: ``lines`` and ``lines_unrolled``, ``loops``, instruction counts
 of the straight-line kernel (``dma_copy``, ``nc_matmul``, ...), estimated
@@ -36,7 +37,8 @@ from nkigym_graph.plugin.protocols import Artifact
 from nkigym_graph.scheduling.plan import kernel_plan
 
 from .builder import KernelBuilder, KernelTypes, Lowering
-from .engines import POLICIES
+from .columns import split_columns
+from .engines import POLICIES, THRIFTY
 from .errors import NkiEmitError
 from .ir import Call, Loop, Unit, instructions
 from .lower import kernel_types, lower_program
@@ -46,7 +48,12 @@ from .names import identifier
 from .planned import lower_plan
 from .render import KernelText, render_kernel
 from .rolling import Roller
+from .skew import skew_store_chains
 from .split import best_split, split_loads
+
+COLUMN_PIECES = 4
+"""With ``reorder``, the emitter also lowers the program with its store chains cut into
+this many column pieces (:mod:`.columns`) and skewed by a row (:mod:`.skew`)."""
 
 MAX_SPLIT_ROUNDS = 8
 
@@ -143,13 +150,24 @@ def _fit(
         splits += len(plans)
     if not reorder:
         return best, splits
-    best = _faster(best, partial(lower_program, program, target, types, lowerings, best is not sunk))
+    hoist = best is not sunk
+    best = _faster(best, partial(lower_program, program, target, types, lowerings, hoist))
     room = max(capacity, _sbuf_peak(best))
-    for policy in POLICIES:
-        piped = lower_program(program, target, types, lowerings, engine_policy=policy, pipelined=True)
-        fits = _sbuf_peak(piped) <= room and _psum_peak(piped) <= target.psum_bytes_per_partition
-        if fits and _clearly_faster(piped, best):
-            best = piped
+    split = split_columns(program, COLUMN_PIECES)
+    variants = (
+        (program, True),
+        (split, True),
+        (skew_store_chains(program), False),
+        (skew_store_chains(split), False),
+    )
+    for variant, pipelined in {(id(v), pipelined): (v, pipelined) for v, pipelined in variants}.values():
+        for policy in POLICIES if variant is program else (*POLICIES, THRIFTY):
+            other = lower_program(
+                variant, target, types, lowerings, hoist, engine_policy=policy, pipelined=pipelined
+            )
+            fits = _sbuf_peak(other) <= room and _psum_peak(other) <= target.psum_bytes_per_partition
+            if fits and _clearly_faster(other, best):
+                best = other
     return best, splits
 
 

@@ -9,10 +9,13 @@ waits for its inputs waits too. The backend follows the kernel as it emits it, w
 calibrated timing model's per-instruction times (``nkigym_graph.nki_sim.timing``):
 when each engine's queue is free, when each buffer's last write lands (loads at the DMA
 rate). With ``emit(..., reorder=True)`` it gives each flexible instruction to an engine
-by one of two policies: ``finish``, the engine on which it would finish first, or
+by one of three policies: ``finish``, the engine on which it would finish first,
 ``balance``, the engine whose total work would end least (the default engine on a tie),
-lowers the kernel with each and keeps the one the model ends first (``makespan``);
-otherwise (policy ``fixed``) every instruction stays on its default engine::
+or ``thrifty``, the engine on which it would finish first counting its own time
+``THRIFT`` times more (so an instruction goes where it is cheap unless another engine
+is idle: the two-input Vector rate is twice the one-input one), lowers the kernel with
+each and keeps the one the model ends first (``makespan``); otherwise (policy
+``fixed``) every instruction stays on its default engine::
 
     nisa.tensor_reduce(dst=m, op=nl.maximum, data=x, ...)         # Vector only
     nisa.activation(dst=e, op=nl.exp, data=x, bias=m, ...)        # Scalar only
@@ -51,6 +54,10 @@ CHOICES = {
 
 POLICIES = ("balance", "finish")
 """The policies that choose engines (``fixed`` keeps the default engine)."""
+THRIFTY = "thrifty"
+"""The policy the emitter also tries on column-split and skewed programs (:mod:`.columns`, :mod:`.skew`)."""
+THRIFT = 4.0
+"""How many times ``thrifty`` counts an instruction's own time on an engine."""
 
 
 class EngineLoads:
@@ -109,6 +116,9 @@ class EngineLoads:
                 return 0.0
             if self.policy == "finish":
                 return self._finish(engine, elements, inputs, reads)
+            if self.policy == THRIFTY:
+                own = self.time_ns(engine, elements, inputs)
+                return self._finish(engine, elements, inputs, reads) + THRIFT * own
             return self.busy[engine] + self.time_ns(engine, elements, inputs)
 
         engine = min(options, key=lambda e: (cost(e), options.index(e)))
