@@ -64,7 +64,7 @@ def split_columns(program: Program, pieces: int) -> Program:
     taken = set(program.variables)
     names: dict[str, list[str]] = {}
     statements: list[Statement] = []
-    for node, stmt in enumerate(program.statements):
+    for node, stmt in program.items():
         bounds = chosen.get(node)
         if bounds is None:
             statements.append(stmt)
@@ -92,8 +92,7 @@ def store_chains(program: Program) -> set[int]:
     """The statements of the elementwise chains that end in stores (module docstring):
     elementwise along the free axis, every reader of the result in a chain too."""
     chained: set[int] = set()
-    for node in reversed(range(len(program))):
-        stmt = program.statements[node]
+    for node, stmt in reversed(list(program.items())):
         if stmt.op.name not in ELEMENTWISE or stmt.accumulate or len(stmt.dst.slices) != 2:
             continue
         if not _pieces_read_alike(program, stmt):
@@ -105,8 +104,8 @@ def store_chains(program: Program) -> set[int]:
             readers = program.consumers_of(var)
             if not readers or any(
                 r not in chained
-                or program.statements[r].operands[p].slices != stmt.dst.slices
-                or _width(program.statements[r].dst) != _width(stmt.dst)
+                or program[r].operands[p].slices != stmt.dst.slices
+                or _width(program[r].dst) != _width(stmt.dst)
                 for r, p in readers
             ):
                 continue
@@ -117,8 +116,8 @@ def store_chains(program: Program) -> set[int]:
 def _splittable(program: Program, pieces: int) -> dict[int, list[Bounds]]:
     """Node -> its column pieces, for every statement that splits."""
     chosen: dict[int, list[Bounds]] = {}
-    for node in sorted(store_chains(program)):
-        bounds = column_pieces(_width(program.statements[node].dst), pieces)
+    for node in program.in_order(store_chains(program)):
+        bounds = column_pieces(_width(program[node].dst), pieces)
         if len(bounds) > 1:
             chosen[node] = bounds
     return chosen

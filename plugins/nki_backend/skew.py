@@ -34,7 +34,7 @@ def skew_store_chains(program: Program) -> Program:
     if not chained:
         return program
     runs: list[tuple[bool, list[int]]] = []
-    for node in range(len(program)):
+    for node in program.ids:
         inside = node in chained
         if runs and runs[-1][0] == inside:
             runs[-1][1].append(node)
@@ -52,18 +52,17 @@ def skew_store_chains(program: Program) -> Program:
         else:
             order += nodes
     order += pending
-    if order == list(range(len(program))):
+    if order == list(program.ids):
         return program
-    return program.replace(statements=[program.statements[node] for node in order])
+    return program.replace(statements=[program[node] for node in order])
 
 
 def _conflict(program: Program, passed: list[int], moved: list[int]) -> bool:
     """Whether ``passed`` writes what ``moved`` reads, or touches what it writes."""
-    statements = program.statements
-    read = {operand.var for node in moved for operand in statements[node].reads}
-    written = {statements[node].dst.var for node in moved}
+    read = {operand.var for node in moved for operand in program[node].reads}
+    written = {program[node].dst.var for node in moved}
     return any(
-        statements[node].dst.var in read | written
-        or any(operand.var in written for operand in statements[node].reads)
+        program[node].dst.var in read | written
+        or any(operand.var in written for operand in program[node].reads)
         for node in passed
     )
