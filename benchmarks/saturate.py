@@ -33,7 +33,7 @@ def one_case(size: int) -> str:
     seconds = time.perf_counter() - start
     widths = sorted(
         {
-            result.statements[n].operands[1].slices[1][1] - result.statements[n].operands[1].slices[1][0]
+            result[n].operands[1].slices[1][1] - result[n].operands[1].slices[1][0]
             for n in result.statements_of("nc_matmul")
         }
     )

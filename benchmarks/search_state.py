@@ -14,7 +14,8 @@ root's own analyses and cost (done once per search) are outside the figures.
 
 ``DIR`` holds ``nkigym_graph`` and ``nkigym_graph_plugins`` of another commit (e.g.
 ``git archive COMMIT | tar -x -C src``, then ``DIR/nkigym_graph -> src/nkigym_graph`` and
-``DIR/nkigym_graph_plugins -> src/plugins``), imported instead of this checkout's.
+``DIR/nkigym_graph_plugins -> src/plugins``), imported instead of this checkout's; its rows
+are labelled with ``DIR``'s name (name it after the commit).
 """
 
 from __future__ import annotations

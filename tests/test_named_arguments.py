@@ -41,7 +41,7 @@ CASES: list[tuple[Any, tuple[Any, ...], dict[str, Any], type, str]] = [
         (ROOT, "data_reuse", 999),
         {},
         ng.TransformError,
-        r"nodes must be statement indexes below \d+",
+        r"nodes must be statement ids of the program \(program.ids\), got 999",
     ),
     (ng.to_dot, (None,), {}, ng.NkigymError, "program must be a Program .* got NoneType None"),
     (ng.to_dot_diff, (ROOT, 5), {}, ng.NkigymError, "after must be a Program .* got int 5"),

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import islice
+from itertools import count, islice
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -178,25 +178,30 @@ def traced_schedule(
     else:
         finish, saved, first = {}, [], {}
     later: list[int] = list(ids[start:n])
-    get_inserted = inserted.get
-    steps = zip(queues, seconds, later, strict=True)
+    steps = zip(
+        count(start),
+        queues,
+        seconds,
+        later,
+        map(data.__getitem__, later),
+        map(order.__getitem__, later),
+        map(inserted.get, later),
+        strict=False,
+    )
     firsts: dict[str, tuple[int, int]] = {}
-    at = start
+    scheduled = start
     for _ in range(start, n, CHECKPOINT_EVERY):
         saved.append((tuple(free), tuple(busy), end))
-        for queue, cost, node in islice(steps, CHECKPOINT_EVERY):
+        for at, queue, cost, node, into, after, before in islice(steps, CHECKPOINT_EVERY):
             begin = free[queue]  # the slot of "no engine" stays at 0.0
-            into = data[node]
             if into:
                 for d, _ in into:
                     if finish[d] > begin:
                         begin = finish[d]
-            after = order[node]
             if after:
                 for d, _ in after:
                     if finish[d] > begin:
                         begin = finish[d]
-            before = get_inserted(node)
             if before is not None:
                 for place, (engine, _, _) in enumerate(before):
                     if engine not in firsts:
@@ -213,8 +218,10 @@ def traced_schedule(
             finish[node] = done
             if done > end:
                 end = done
-            at += 1
-    assert at == n, "edges, queues and seconds disagree on the number of statements"
+            scheduled = at + 1
+    assert scheduled == n == start + len(seconds), (
+        "edges, queues and seconds disagree on the number of statements"
+    )
     for name, found in _first_tasks(queues, names, inserted, later, start, firsts).items():
         first.setdefault(name, found)  # a task before ``start`` comes first
     used = sorted((place, name) for name, place in first.items() if name)

@@ -6,7 +6,7 @@ consumers and writers of a variable.
 
 from __future__ import annotations
 
-from bisect import insort
+from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -65,21 +65,27 @@ class ProgramIndex:
     def derived(
         cls,
         parent: ProgramIndex,
+        before: StatementsById,
         statements: StatementsById,
         derivation: Derivation,
         order_key: Callable[[int], int],
     ) -> ProgramIndex:
-        """The index of a derived snapshot: each lookup is the parent's without the
-        removed and changed statements, with the changed statements re-entered, worked
-        out per key on first use (ids do not move, so nothing else changes)."""
+        """The index of a derived snapshot (``statements``) from its parent's (``before``
+        names the parent's statements): each lookup is the parent's with the entries of
+        the removed and changed statements taken out and those of the changed statements
+        put in, worked out per key on first use. Ids do not move, so a key no edited
+        statement mentions keeps the parent's entries as they are, and an edited key's
+        entries are a copy with a few entries taken out and put in by bisection."""
         stale = derivation.changed | derivation.removed
+        gone = cls.build_partial(before, sorted(stale, key=order_key))
         fresh = cls.build_partial(statements, sorted(derivation.changed, key=order_key))
         return cls(
             *(
-                DerivedLookup(old, new, stale, order_key, pairs=name == "consumers")
-                for name, old, new in zip(
+                DerivedLookup(old, out, new, order_key, pairs=name == "consumers")
+                for name, old, out, new in zip(
                     ("by_op", "loads_by_source", "consumers", "writers"),
                     (parent.by_op, parent.loads_by_source, parent.consumers, parent.writers),
+                    gone,
                     fresh,
                     strict=True,
                 )
@@ -93,24 +99,24 @@ _MISSING: tuple[Any, ...] = ()
 class DerivedLookup(Mapping[str, tuple[Any, ...]]):
     """A lookup of a derived snapshot, from its parent's (see ``ProgramIndex.derived``).
 
-    Entries are ids (or ``(id, operand)`` pairs when ``pairs``); a key's entries are the
-    parent's without the ``stale`` statements (removed or changed), merged in program
-    order with the changed statements' own entries.
+    Entries are ids (or ``(id, operand)`` pairs when ``pairs``), in program order; a
+    key's entries are the parent's without ``gone`` (the entries the removed and changed
+    statements had) and with ``fresh`` (the changed statements' own entries).
     """
 
-    __slots__ = ("_fresh", "_memo", "_order_key", "_pairs", "_parent", "_stale")
+    __slots__ = ("_fresh", "_gone", "_memo", "_order_key", "_pairs", "_parent")
 
     def __init__(
         self,
         parent: Mapping[str, tuple[Any, ...]],
+        gone: Lists,
         fresh: Lists,
-        stale: frozenset[int],
         order_key: Callable[[int], int],
         pairs: bool,
     ) -> None:
         self._parent = parent
+        self._gone = gone
         self._fresh = fresh
-        self._stale = stale
         self._order_key = order_key
         self._pairs = pairs
         self._memo: dict[str, tuple[Any, ...]] = {}
@@ -118,22 +124,21 @@ class DerivedLookup(Mapping[str, tuple[Any, ...]]):
     def _entries(self, key: str) -> tuple[Any, ...]:
         found = self._memo.get(key)
         if found is None:
-            stale = self._stale
             old = self._parent.get(key, _MISSING)
-            if self._pairs:
-                kept = [entry for entry in old if entry[0] not in stale] if stale else list(old)
+            gone, extra = self._gone.get(key), self._fresh.get(key)
+            if not gone and not extra:
+                found = old
             else:
-                kept = [n for n in old if n not in stale] if stale else list(old)
-            extra = self._fresh.get(key)
-            if extra:  # a few changed statements: put each in its place (``kept`` is in order)
                 rank = self._order_key
-                if self._pairs:
-                    for entry in extra:
-                        insort(kept, entry, key=lambda pair: (rank(pair[0]), pair[1]))
-                else:
-                    for node in extra:
-                        insort(kept, node, key=rank)
-            found = tuple(kept)
+                place: Callable[[Any], Any] = (lambda pair: (rank(pair[0]), pair[1])) if self._pairs else rank
+                kept = list(old)
+                for entry in gone or ():
+                    at = bisect_left(kept, place(entry), key=place)
+                    assert kept[at] == entry, "an index entry of the parent is missing"
+                    del kept[at]
+                for entry in extra or ():
+                    insort(kept, entry, key=place)
+                found = tuple(kept)
             self._memo[key] = found
         return found
 

@@ -521,7 +521,7 @@ class Program:
             derivation = self._derivation
             parent = derivation.parent() if derivation is not None else None
             if derivation is not None and parent is not None and parent._index is not None:
-                index = ProgramIndex.derived(parent._index, self, derivation, self.order_key)
+                index = ProgramIndex.derived(parent._index, parent, self, derivation, self.order_key)
             else:
                 index = ProgramIndex.build(self, self.ids)
             object.__setattr__(self, "_index", index)
@@ -533,7 +533,12 @@ class Program:
 
     def __getitem__(self, node: int) -> Statement:
         """The statement with id ``node``."""
-        return self.statements[self.position(node)]
+        rank = self._rank.get(node)
+        if rank is not None:
+            at = bisect_left(self._ranks, rank)
+            if at < len(self.ids) and self.ids[at] == node:
+                return self.statements[at]
+        raise IndexError(f"no statement with id {node!r} in {self.name}")
 
     def __iter__(self) -> Iterator[Statement]:
         """The statements in program order."""

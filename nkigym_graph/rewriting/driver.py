@@ -50,11 +50,11 @@ def apply_match(program: Program, transform: Transform, match: Match) -> Program
 
 
 def check_nodes(program: Program, nodes: Iterable[object]) -> None:
-    """Each of ``nodes`` is a statement index of ``program``."""
+    """Each of ``nodes`` is a statement id of ``program``."""
     for node in nodes:
         index = require_int(node, "nodes", TransformError)
-        if index >= len(program):
-            raise TransformError(f"nodes must be statement indexes below {len(program)}, got {node}")
+        if index not in program:
+            raise TransformError(f"nodes must be statement ids of the program (program.ids), got {node}")
 
 
 @dataclass(frozen=True)
