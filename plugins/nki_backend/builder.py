@@ -93,6 +93,9 @@ class KernelBuilder:
         """Planned kernels: PSUM variables whose slots hold their input's dtype (a transpose
         of a bf16 tile, ``scheduling.allocate.psum_dtypes``): written directly."""
         self.copies: dict[str, Tile] = {}
+        self.views: dict[str, tuple[Tile, int]] = {}
+        """Variables held in columns of a shared tile (a group of transposes, :mod:`.fusion`):
+        the tile and the first column."""
         self.spread: dict[tuple[object, ...], Tile] = {}
         """Rows spread over the partitions (:mod:`.spread`), by (variable, slices, partitions)."""
         self.constants: dict[tuple[object, ...], Tile] = {}
@@ -250,6 +253,18 @@ class KernelBuilder:
         pool, index = self.slots[operand.var]
         return Ref(pool, const_slices(operand.slices), Affine(index))
 
+    def view_ref(self, operand: Operand) -> Ref:
+        """The region of ``operand`` in the columns of the tile its variable shares."""
+        tile, column = self.views[operand.var]
+        (p0, p1), (c0, c1) = operand.slices
+        return Ref(tile, const_slices(((p0, p1), (c0 + column, c1 + column))))
+
+    def sbuf_itemsize(self, var: str) -> int:
+        """Bytes per element of ``var``'s SBUF tile (a PSUM variable's: of its SBUF copy)."""
+        if var in self.psum_vars:
+            return _itemsize(self.types.working_code, self.types)
+        return _itemsize(self._sbuf_dtype(var), self.types)
+
     def declare_output(self, var: str, shape: tuple[int, ...]) -> Hbm:
         """Name the HBM output ``var``."""
         tensor = self.hbm[var] = Hbm(self.names.fresh(identifier(var)), shape)
@@ -264,6 +279,8 @@ class KernelBuilder:
 
     def write(self, operand: Operand) -> Ref:
         """The region a statement writes (allocating the variable's tile on its first write)."""
+        if operand.var in self.views:
+            return self.view_ref(operand)
         if operand.var in self.hbm:
             return Ref(self.hbm[operand.var], const_slices(operand.slices))
         if operand.var in self.slots:
@@ -284,6 +301,8 @@ class KernelBuilder:
                     f"reads PSUM tile {var!r} where SBUF is needed (the plan evicts it)", statement
                 )
             return self.slot_ref(operand)
+        if var in self.views:
+            return self.view_ref(operand)
         if var not in self.tiles:
             raise NkiEmitError(f"reads {var!r} before any statement writes it", statement)
         if var in self.psum_vars:

@@ -14,6 +14,10 @@ program                                kernel
                                        ``[P, 1]`` columns), when only ``u`` reads ``t``
 ``m = tensor_reduce(x, op="max")``,    one ``nisa.tensor_reduce(dst=n, ..., negate=True)``,
 ``n = tensor_scalar(m, -1.0, ...)``    when only ``n`` reads ``m``
+``t0 = nc_transpose(e[:, 0:128])``,    ``nisa.nc_transpose`` of each into its columns
+``t1 = nc_transpose(e[:, 128:256])``,  of one PSUM tile, then one ``nisa.tensor_copy``
+...                                    to SBUF (a bank's worth at most): one eviction
+                                       instead of one per transpose
 =====================================  ==============================================
 
 A pair fuses only when moving the later statement's work to where the earlier one
@@ -23,7 +27,7 @@ statement's inputs are ready, and nothing in between reads or writes what it tou
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from nkigym_graph.ir.program import Program
@@ -51,6 +55,9 @@ class Fusions:
     """Every statement of a fusion (each takes part in one at most)."""
     runs_at: dict[int, int] = field(default_factory=dict)
     """Absorbed statement -> the statement whose instruction does its work."""
+    transposes_of: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    """First transpose of a group -> the group's transposes (it first), transposed into
+    one PSUM tile and evicted together where the first runs."""
 
     def add(self, table: dict[int, int], doer: int, done: int, absorbed: int) -> None:
         """Record that ``doer``'s instruction does ``done``'s work; ``absorbed`` (one of
@@ -61,10 +68,16 @@ class Fusions:
         self.runs_at[absorbed] = done if absorbed == doer else doer
 
 
-def plan_fusions(program: Program, order: list[int]) -> Fusions:
-    """The fusions of ``program`` lowered in ``order`` (see the module docstring)."""
+def plan_fusions(
+    program: Program, order: list[int], transpose_columns: Callable[[Statement], int] | None = None
+) -> Fusions:
+    """The fusions of ``program`` lowered in ``order`` (see the module docstring);
+    ``transpose_columns`` gives how many result columns of a transpose one PSUM tile
+    holds (None: transposes are not grouped)."""
     lowered = _Order(order)
     fusions = Fusions()
+    if transpose_columns is not None:
+        _transpose_groups(program, order, fusions, transpose_columns)
     statements = program.statements
     for node in order:
         stmt = statements[node]
@@ -175,3 +188,32 @@ def _is_negation(stmt: Statement, of: Statement) -> bool:
         and stmt.attr("scalar") == -1
         and stmt.operands[0] == of.dst
     )
+
+
+def _transpose_groups(
+    program: Program, order: list[int], fusions: Fusions, columns: Callable[[Statement], int]
+) -> None:
+    """Transposes of column blocks of one tile (same rows, same width), in ``order``, in
+    groups whose results fit ``columns``: each group runs where its first one does. Its
+    members read a tile written once (ready where the first runs) and each writes a
+    variable of its own, which only later statements read."""
+    runs: dict[tuple[object, ...], list[int]] = {}
+    for node in order:
+        stmt = program.statements[node]
+        if stmt.op.name != "nc_transpose" or stmt.accumulate:
+            continue
+        rows, cols = stmt.operands[0].slices
+        if _sole_writer(program, stmt.operands[0].var) is None or _sole_writer(program, stmt.dst.var) != node:
+            continue
+        runs.setdefault((stmt.operands[0].var, rows, cols[1] - cols[0]), []).append(node)
+    for (_, rows, _), nodes in runs.items():
+        per = max(1, columns(program.statements[nodes[0]]) // (rows[1] - rows[0]))
+        for start in range(0, len(nodes), per):
+            group = tuple(nodes[start : start + per])
+            if len(group) < 2:
+                continue
+            fusions.transposes_of[group[0]] = group
+            fusions.taken.update(group)
+            for member in group[1:]:
+                fusions.absorbed.add(member)
+                fusions.runs_at[member] = group[0]

@@ -53,7 +53,7 @@ def lower_program(
         order = pipelined_order(program, kb.engines.constants, sinks, target.psum_bytes_per_partition)
     else:
         order = statement_order(program, sinks, hoist_shared)
-    kb.fusions = plan_fusions(program, order)
+    kb.fusions = plan_fusions(program, order, partial(_transpose_columns, kb))
     shared = [
         var
         for var, info in program.variables.items()
@@ -82,6 +82,12 @@ def lower_program(
         if var not in kb.hbm or program.variables[var].kind != OUTPUT:
             raise NkiEmitError(f"the kernel returns {var!r}, which is not an HBM output tensor")
     return kb
+
+
+def _transpose_columns(kb: KernelBuilder, stmt: Statement) -> int:
+    """Columns of a transpose's result one PSUM bank holds (its input's dtype)."""
+    bank = int(kb.target.facts.get("psum_bank_bytes", 2048))
+    return bank // kb.sbuf_itemsize(stmt.operands[0].var)
 
 
 def _sinks(lowerings: Mapping[str, Lowering], stmt: Statement) -> bool:
