@@ -197,7 +197,9 @@ def _transpose_group(kb: KernelBuilder, members: list[Statement], text: str) -> 
         part = Ref(scratch, const_slices(((0, rows), (index * cols, (index + 1) * cols))))
         kb.call("nisa.nc_transpose", ("dst", part), ("data", data))
     copy = kb.new_tile(f"{members[0].dst.var}_sb", (rows, width), kb.types.working_code, "sbuf")
-    kb.call("nisa.tensor_copy", ("dst", Ref(copy, whole(copy.shape))), ("src", Ref(scratch, whole(scratch.shape))))
+    kb.call(
+        "nisa.tensor_copy", ("dst", Ref(copy, whole(copy.shape))), ("src", Ref(scratch, whole(scratch.shape)))
+    )
     for index, stmt in enumerate(members):
         kb.views[stmt.dst.var] = (copy, index * cols)
 
