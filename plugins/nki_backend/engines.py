@@ -64,6 +64,9 @@ class EngineLoads:
         self.free = {VECTOR: 0.0, SCALAR: 0.0, GPSIMD: 0.0, TENSOR: 0.0, "load": 0.0, "store": 0.0}
         self.ready: dict[int, float] = {}
         """Buffer (``id`` of its base) -> when its last write lands."""
+        self.writer: dict[int, str] = {}
+        """Buffer -> the compute engine that wrote it last (its result reaches another
+        engine ``engine_sync_ns`` later, as in the timing model)."""
 
     def time_ns(self, engine: str, elements: int, inputs: int) -> float:
         """One instruction of ``elements`` per partition over ``inputs`` streamed operands
@@ -85,6 +88,7 @@ class EngineLoads:
         start = max([self.free[ring], *(self.ready.get(r, 0.0) for r in reads)])
         self.free[ring] = start + nbytes / (c.dma_queues * c.dma_queue_bytes_per_ns)
         self.ready[write] = self.free[ring] + c.dma_fixed_ns_hwdge
+        self.writer.pop(write, None)
 
     @property
     def makespan(self) -> float:
@@ -97,6 +101,7 @@ class EngineLoads:
         self.busy[engine] += self.time_ns(engine, elements, inputs)
         self.free[engine] = finish
         self.ready[write] = finish
+        self.writer[write] = engine
         return finish
 
     def choose(
@@ -116,5 +121,11 @@ class EngineLoads:
         return engine
 
     def _finish(self, engine: str, elements: int, inputs: int, reads: Sequence[int]) -> float:
-        start = max([self.free[engine], *(self.ready.get(r, 0.0) for r in reads)])
+        start = max([self.free[engine], *(self._ready_on(engine, r) for r in reads)])
         return start + self.time_ns(engine, elements, inputs)
+
+    def _ready_on(self, engine: str, buffer: int) -> float:
+        """When ``buffer``'s last write is visible to ``engine``."""
+        writer = self.writer.get(buffer)
+        sync = self.constants.engine_sync_ns if writer is not None and writer != engine else 0.0
+        return self.ready.get(buffer, 0.0) + sync

@@ -12,6 +12,7 @@ from nkigym_graph.ir.targets import Target
 from nkigym_graph.ir.variables import INTERMEDIATE, OUTPUT
 
 from .builder import KernelBuilder, KernelTypes, Lowering
+from .engines import GPSIMD
 from .errors import NkiEmitError
 from .fusion import plan_fusions
 from .names import identifier, nki_dtype
@@ -50,7 +51,14 @@ def lower_program(
     kb = KernelBuilder(program, target, types, lowerings, engine_policy)
     sinks = partial(_sinks, lowerings)
     if pipelined:
-        order = pipelined_order(program, kb.engines.constants, sinks, target.psum_bytes_per_partition)
+        order = pipelined_order(
+            program,
+            kb.engines.constants,
+            sinks,
+            _psum_room(program, target),
+            kb.in_psum,
+            partial(_engines_of, kb),
+        )
     else:
         order = statement_order(program, sinks, hoist_shared)
     kb.fusions = plan_fusions(program, order, partial(_transpose_columns, kb))
@@ -82,6 +90,22 @@ def lower_program(
         if var not in kb.hbm or program.variables[var].kind != OUTPUT:
             raise NkiEmitError(f"the kernel returns {var!r}, which is not an HBM output tensor")
     return kb
+
+
+def _psum_room(program: Program, target: Target) -> int:
+    """PSUM per partition for the results the kernel holds there: all of it, less a bank
+    for the scratch tiles transposes are copied out of."""
+    bank = int(target.facts.get("psum_bank_bytes", 2048))
+    transposes = any(stmt.op.name == "nc_transpose" for stmt in program.statements)
+    return target.psum_bytes_per_partition - (bank if transposes else 0)
+
+
+def _engines_of(kb: KernelBuilder, stmt: Statement) -> tuple[str, ...]:
+    """The engines ``stmt``'s instruction may run on (the GpSimd Engine not with PSUM)."""
+    engines = getattr(kb.lowerings.get(stmt.op.name), "engines", ()) or (stmt.op.engine,)
+    if any(kb.in_psum(operand.var) for operand in stmt.operands):
+        engines = tuple(e for e in engines if e != GPSIMD)
+    return engines
 
 
 def _transpose_columns(kb: KernelBuilder, stmt: Statement) -> int:

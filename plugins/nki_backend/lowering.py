@@ -36,6 +36,7 @@ from nkigym_graph.ir.statement import Statement
 
 from .builder import KernelBuilder, Lowering
 from .coverage import covers
+from .engines import CHOICES
 from .errors import NkiEmitError
 from .ir import Arg, Hbm, Ref, const_slices, whole
 from .names import BINARY_OPS, MEAN_REDUCTIONS, REDUCE_OPS, UNARY_OPS, math_op
@@ -53,6 +54,8 @@ class _Base:
     """May move down to just before its first dependent statement."""
     sbuf_operands: frozenset[int] = frozenset()
     """Operand positions that must be read from SBUF (PSUM is evicted first)."""
+    engines: tuple[str, ...] = ()
+    """The engines its instruction may run on (:mod:`.engines`); empty: its op's engine."""
 
 
 class AllocLowering(_Base):
@@ -249,6 +252,7 @@ class TensorTensorLowering(_Base):
     """Both inputs may not be in PSUM: the second is then read from its SBUF copy."""
 
     op_name = "tensor_tensor"
+    engines = CHOICES["nisa.tensor_tensor"]
 
     def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
         text = kb.describe(node)
@@ -281,6 +285,7 @@ class TensorScalarLowering(_Base):
     statement producing its data, when fused (:mod:`.fusion`), as ``op0`` and it as ``op1``."""
 
     op_name = "tensor_scalar"
+    engines = CHOICES["nisa.tensor_scalar"]
 
     def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
         text = kb.describe(node)
