@@ -128,6 +128,20 @@ def _untouched(program: Program, order_between: Iterable[int], variables: set[st
     return True
 
 
+def sums_activation(program: Program, node: int) -> bool:
+    """Whether statement ``node`` is a row sum an activation's instruction may compute (a
+    sum of the whole result of one activation), as the list-scheduled order assumes
+    before the fusions of its order are planned."""
+    stmt = program.statements[node]
+    if stmt.op.name != "tensor_reduce" or stmt.attr("op") not in SUMS:
+        return False
+    producer = _sole_writer(program, stmt.operands[0].var)
+    if producer is None:
+        return False
+    activation = program.statements[producer]
+    return activation.op.name in ACTIVATIONS and activation.dst.slices == stmt.operands[0].slices
+
+
 def _sum_after_activation(program: Program, position: _Order, fusions: Fusions, node: int) -> None:
     """``s (+)= tensor_reduce(e)`` done by the activation writing ``e`` (at its place)."""
     stmt = program.statements[node]

@@ -14,7 +14,7 @@ from nkigym_graph.ir.variables import INTERMEDIATE, OUTPUT
 from .builder import KernelBuilder, KernelTypes, Lowering
 from .engines import GPSIMD
 from .errors import NkiEmitError
-from .fusion import plan_fusions
+from .fusion import plan_fusions, sums_activation
 from .names import identifier, nki_dtype
 from .pipeline import pipelined_order
 from .schedule import allocation_points, statement_order
@@ -58,6 +58,7 @@ def lower_program(
             _psum_room(program, target),
             kb.in_psum,
             partial(_engines_of, kb),
+            partial(sums_activation, program),
         )
     else:
         order = statement_order(program, sinks, hoist_shared)
@@ -67,7 +68,7 @@ def lower_program(
         for var, info in program.variables.items()
         if info.kind == INTERMEDIATE and len(program.writers_of(var)) > 1
     ]
-    points = allocation_points(program, order, shared)
+    points = allocation_points(program, order, shared, feeding_run=not pipelined)
     last_write = {program.writers_of(var)[-1]: var for var in kb.psum_vars if kb.needs_eviction(var)}
     for position, node in enumerate(order):
         for var in points.get(position, ()):

@@ -51,13 +51,15 @@ def pipelined_order(
     psum_bytes: int,
     held_in_psum: Callable[[str], bool] | None = None,
     engines_of: Callable[[Statement], tuple[str, ...]] | None = None,
+    absorbed: Callable[[int], bool] | None = None,
 ) -> list[int]:
     """Every statement of ``program``, in the list-scheduled order above, with at most
     ``psum_bytes`` per partition of Tensor Engine results live at once (every result
     counts when ``held_in_psum`` is None); ``engines_of`` gives the engines a statement
-    may run on (None: its op's engine)."""
+    may run on (None: its op's engine); ``absorbed`` statements take no time of their own
+    (another statement's instruction does their work)."""
     order: list[int] = []
-    state = _State(program, constants, sinks, psum_bytes, held_in_psum, engines_of)
+    state = _State(program, constants, sinks, psum_bytes, held_in_psum, engines_of, absorbed)
     while state.ready:
         node = state.pick()
         state.issue(node)
@@ -76,10 +78,12 @@ class _State:
         psum_bytes: int,
         held_in_psum: Callable[[str], bool] | None = None,
         engines_of: Callable[[Statement], tuple[str, ...]] | None = None,
+        absorbed: Callable[[int], bool] | None = None,
     ) -> None:
         self.program, self.constants, self.sinks, self.psum_bytes = program, constants, sinks, psum_bytes
         self.held_in_psum = held_in_psum or (lambda var: True)
         self.engines_of = engines_of or (lambda stmt: (stmt.op.engine,))
+        self.absorbed = absorbed or (lambda node: False)
         self.ran_on: dict[int, str] = {}
         """Statement -> the engine (track) the order times it on."""
         count = len(program.statements)
@@ -93,6 +97,11 @@ class _State:
         self.psum = 0
         """Bytes per partition of Tensor Engine results some reader still needs."""
         self.readers_left = {var: len(program.consumers_of(var)) for var in program.variables}
+        self.reads: list[list[str]] = [[] for _ in range(count)]
+        """Per statement, the variable of each of its reads (an accumulation's included)."""
+        for var in program.variables:
+            for reader, _ in program.consumers_of(var):
+                self.reads[reader].append(var)
         self.in_psum: dict[str, int] = {}
 
     def inputs_ready(self, node: int, track: str) -> float:
@@ -135,9 +144,13 @@ class _State:
         stmt = program.statements[node]
         self.ready.remove(node)
         start, track = self.placed(node)
-        self.finish[node] = start + _duration_ns(program, stmt, self.constants, track)
-        self.free[track] = self.finish[node]
-        self.ran_on[node] = track
+        if self.absorbed(node):  # done by its producer's instruction
+            producer = max(program.predecessors(node), key=lambda p: self.finish[p])
+            self.finish[node], self.ran_on[node] = self.finish[producer], self.ran_on[producer]
+        else:
+            self.finish[node] = start + _duration_ns(program, stmt, self.constants, track)
+            self.free[track] = self.finish[node]
+            self.ran_on[node] = track
         if stmt.op.engine == "tensor" and not self.held_in_psum(stmt.dst.var):
             self._evict(node, stmt)
         if self.sinks(stmt):
@@ -148,8 +161,7 @@ class _State:
             self.psum += self.in_psum[stmt.dst.var]
         for pred in program.predecessors(node):
             self.loaded -= self.unread.pop(pred, 0)
-        for position in stmt.op.read_positions:
-            var = stmt.operands[position].var
+        for var in self.reads[node]:
             self.readers_left[var] = self.readers_left.get(var, 1) - 1
             if self.readers_left[var] <= 0 and var in self.in_psum:
                 self.psum -= self.in_psum.pop(var)
