@@ -32,6 +32,8 @@ from .names import NKI_ITEMSIZE, NameTable, identifier
 PSUM_DTYPE = "nl.float32"
 """Matmul results accumulate in fp32 PSUM (NeuronCore-v2/v3)."""
 PSUM_ITEMSIZE = 4
+_WRITTEN = ("dst", "reduce_res")
+"""Arguments an instruction writes."""
 SCRATCH_DTYPE = "nl.float32"
 """Partial results of ``+=`` statements on the Vector/Scalar Engines (which compute in fp32)."""
 STATISTIC_DTYPE = "nl.float32"
@@ -157,8 +159,9 @@ class KernelBuilder:
     def call(self, fn: str, *args: tuple[str, Arg]) -> None:
         """Emit ``fn(key=arg, ...)``; an instruction several engines can run goes to the
         one where it finishes first (:mod:`.engines`)."""
-        refs = [arg for key, arg in args if isinstance(arg, Ref) and key != "dst"]
+        refs = [arg for key, arg in args if isinstance(arg, Ref) and key not in _WRITTEN]
         dst = next((arg for key, arg in args if key == "dst" and isinstance(arg, Ref)), None)
+        also = [arg.base for key, arg in args if key in _WRITTEN and key != "dst" and isinstance(arg, Ref)]
         if dst is not None:
             reads = [id(ref.base) for ref in refs]
             if fn == "nisa.dma_copy" and refs:
@@ -184,6 +187,8 @@ class KernelBuilder:
                         args = (*args, ("engine", f"nisa.engine.{engine}"))
                 else:
                     self.engines.run(FIXED_ENGINE[fn], elements, inputs, reads, id(dst.base))
+                for base in also:  # a second result (an activation's row sum) lands with the first
+                    self.engines.same_as(id(base), id(dst.base))
         self._instrs.append(Call(fn, tuple(args)))
 
     def assign(self, name: str, code: str) -> None:

@@ -104,6 +104,12 @@ class EngineLoads:
         self.writer[write] = engine
         return finish
 
+    def same_as(self, buffer: int, written: int) -> None:
+        """``buffer`` is written by the instruction that wrote ``written`` (a second result)."""
+        self.ready[buffer] = self.ready[written]
+        if written in self.writer:
+            self.writer[buffer] = self.writer[written]
+
     def choose(
         self, options: Sequence[str], elements: int, inputs: int, reads: Sequence[int], write: int
     ) -> str:

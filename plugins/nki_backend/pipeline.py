@@ -17,9 +17,9 @@ issued, the one that can start first (program order on a tie)::
     ...
 
 Tensor Engine results the kernel keeps in PSUM (``held_in_psum``: matmul accumulators)
-hold their banks until their last reader is issued; other results (transposes) are
-copied to SBUF at once, which the order times as a copy on the Vector or Scalar Engine
-after the result. An instruction NKI lets several engines run goes to the one where it
+hold their banks until their last reader is issued; other results (transposes) need a
+free bank only for a moment: they are copied to SBUF at once, which the order times as a
+copy on the Vector or Scalar Engine after the result. An instruction NKI lets several engines run goes to the one where it
 finishes first (``engines_of``), and a result from another engine arrives the timing
 model's ``engine_sync_ns`` later.
 
@@ -131,8 +131,8 @@ class _State:
         stmt = self.program.statements[node]
         if self.sinks(stmt):
             return self.loaded + _partition_bytes(self.program, stmt) <= LOAD_LOOKAHEAD_BYTES
-        if self.holds_psum(stmt) and stmt.dst.var not in self.in_psum:
-            return self.psum + _psum_bytes(stmt) <= self.psum_bytes
+        if stmt.op.engine == "tensor" and stmt.dst.var not in self.in_psum:
+            return self.psum + _psum_bytes(stmt) <= self.psum_bytes  # a scratch: a bank for a moment
         return True
 
     def pick(self) -> int:
