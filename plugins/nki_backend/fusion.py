@@ -211,15 +211,15 @@ def _transpose_groups(
     groups whose results fit ``columns``: each group runs where its first one does. Its
     members read a tile written once (ready where the first runs) and each writes a
     variable of its own, which only later statements read."""
-    runs: dict[tuple[object, ...], list[int]] = {}
+    runs: dict[tuple[str, tuple[int, int], int], list[int]] = {}
     for node in order:
         stmt = program.statements[node]
         if stmt.op.name != "nc_transpose" or stmt.accumulate:
             continue
-        rows, cols = stmt.operands[0].slices
+        (r0, r1), (c0, c1) = stmt.operands[0].slices
         if _sole_writer(program, stmt.operands[0].var) is None or _sole_writer(program, stmt.dst.var) != node:
             continue
-        runs.setdefault((stmt.operands[0].var, rows, cols[1] - cols[0]), []).append(node)
+        runs.setdefault((stmt.operands[0].var, (r0, r1), c1 - c0), []).append(node)
     for (_, rows, _), nodes in runs.items():
         per = max(1, columns(program.statements[nodes[0]]) // (rows[1] - rows[0]))
         for start in range(0, len(nodes), per):

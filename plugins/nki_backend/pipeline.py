@@ -19,9 +19,9 @@ issued, the one that can start first (program order on a tie)::
 Tensor Engine results the kernel keeps in PSUM (``held_in_psum``: matmul accumulators)
 hold their banks until their last reader is issued; other results (transposes) need a
 free bank only for a moment: they are copied to SBUF at once, which the order times as a
-copy on the Vector or Scalar Engine after the result. An instruction NKI lets several engines run goes to the one where it
-finishes first (``engines_of``), and a result from another engine arrives the timing
-model's ``engine_sync_ns`` later.
+copy on the Vector or Scalar Engine after the result. An instruction NKI lets several
+engines run goes to the one where it finishes first (``engines_of``), and a result from
+another engine arrives the timing model's ``engine_sync_ns`` later.
 
 A load is issued no earlier than needed to keep at most ``LOAD_LOOKAHEAD_BYTES`` per
 partition of loaded tiles waiting for their first reader, so the order does not pull
