@@ -11,8 +11,8 @@ Options of ``emit(program, backend="nki", ...)``:
     when the SBUF peak exceeds the target, split wide loads (:mod:`.split`).
 ``reorder`` (default False)
     also lower the program with instructions given to the least busy engine (two
-    policies, :mod:`.engines`) and in the list-scheduled statement order
-    (:mod:`.pipeline`), and keep the lowering the engine model ends at least
+    policies, :mod:`.engines`) and in the list-scheduled statement order (two
+    priorities, :mod:`.pipeline`), and keep the lowering the engine model ends at least
     ``REORDER_GAIN`` sooner: a faster kernel whose loops roll less (program order on the
     default engines rolls into the shortest text).
 
@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
+from itertools import product
 from typing import Any
 
 from nkigym_graph.ir.program import Program
@@ -43,6 +44,7 @@ from .lower import kernel_types, lower_program
 from .lowering import LOWERINGS
 from .memory import live_intervals, peak
 from .names import identifier
+from .pipeline import PRIORITIES
 from .planned import lower_plan
 from .render import KernelText, render_kernel
 from .rolling import Roller
@@ -145,8 +147,10 @@ def _fit(
         return best, splits
     best = _faster(best, partial(lower_program, program, target, types, lowerings, best is not sunk))
     room = max(capacity, _sbuf_peak(best))
-    for policy in POLICIES:
-        piped = lower_program(program, target, types, lowerings, engine_policy=policy, pipelined=True)
+    for policy, priority in product(POLICIES, PRIORITIES):
+        piped = lower_program(
+            program, target, types, lowerings, engine_policy=policy, pipelined=True, priority=priority
+        )
         fits = _sbuf_peak(piped) <= room and _psum_peak(piped) <= target.psum_bytes_per_partition
         if fits and _clearly_faster(piped, best):
             best = piped

@@ -41,10 +41,11 @@ def lower_program(
     hoist_shared: bool = False,
     engine_policy: str = "fixed",
     pipelined: bool = False,
+    priority: str = "start",
 ) -> KernelBuilder:
     """Lower ``program``; the builder holds the groups, tiles and HBM tensors.
     ``hoist_shared`` picks the statement order (:func:`.schedule.statement_order`),
-    or ``pipelined`` the list-scheduled one (:mod:`.pipeline`); ``engine_policy`` how
+    or ``pipelined`` the list-scheduled one (:mod:`.pipeline`, by ``priority``); ``engine_policy`` how
     flexible instructions find their engine (:mod:`.engines`)."""
     if program.fragment:
         raise NkiEmitError("a fragment (statements without def/return) cannot be emitted as a kernel")
@@ -59,6 +60,7 @@ def lower_program(
             kb.in_psum,
             partial(_engines_of, kb),
             partial(sums_activation, program),
+            priority,
         )
     else:
         order = statement_order(program, sinks, hoist_shared)

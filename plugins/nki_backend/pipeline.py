@@ -23,6 +23,13 @@ copy on the Vector or Scalar Engine after the result. An instruction NKI lets se
 engines run goes to the one where it finishes first (``engines_of``), and a result from
 another engine arrives the timing model's ``engine_sync_ns`` later.
 
+Two priorities pick among the statements that could be issued (the emitter tries both):
+``start`` issues the one that can start first; ``chain`` the one, of those that can
+start first, with the longest chain of work after it (its own time included), so that
+a row's maxima and exponentials go ahead of the previous row's copies; it takes PSUM
+for new results in program order, so that no row's scores wait on banks held by later
+rows.
+
 A load is issued no earlier than needed to keep at most ``LOAD_LOOKAHEAD_BYTES`` per
 partition of loaded tiles waiting for their first reader, so the order does not pull
 every load to the front. The emitter lowers with this order as well as program order
@@ -52,14 +59,19 @@ def pipelined_order(
     held_in_psum: Callable[[str], bool] | None = None,
     engines_of: Callable[[Statement], tuple[str, ...]] | None = None,
     absorbed: Callable[[int], bool] | None = None,
+    priority: str = "start",
 ) -> list[int]:
     """Every statement of ``program``, in the list-scheduled order above, with at most
     ``psum_bytes`` per partition of Tensor Engine results live at once (every result
     counts when ``held_in_psum`` is None); ``engines_of`` gives the engines a statement
     may run on (None: its op's engine); ``absorbed`` statements take no time of their own
-    (another statement's instruction does their work)."""
+    (another statement's instruction does their work); ``priority`` is one of
+    ``PRIORITIES`` (see the module docstring)."""
+    if priority not in PRIORITIES:
+        raise ValueError(f"unknown priority {priority!r} (known: {', '.join(PRIORITIES)})")
     order: list[int] = []
     state = _State(program, constants, sinks, psum_bytes, held_in_psum, engines_of, absorbed)
+    state.rank = _chains(program, constants) if priority == "chain" else None
     while state.ready:
         node = state.pick()
         state.issue(node)
@@ -84,6 +96,8 @@ class _State:
         self.held_in_psum = held_in_psum or (lambda var: True)
         self.engines_of = engines_of or (lambda stmt: (stmt.op.engine,))
         self.absorbed = absorbed or (lambda node: False)
+        self.rank: list[float] | None = None
+        """Per statement, its chain of work (``chain`` priority), or None (``start``)."""
         self.ran_on: dict[int, str] = {}
         """Statement -> the engine (track) the order times it on."""
         count = len(program.statements)
@@ -137,7 +151,21 @@ class _State:
 
     def pick(self) -> int:
         candidates = [n for n in self.ready if self.fits(n)] or self.ready
-        return min(candidates, key=lambda n: (self.start(n), n))
+        rank = self.rank
+        if rank is None:
+            return min(candidates, key=lambda n: (self.start(n), n))
+        taking = [n for n in candidates if self.takes_psum(n)]
+        if len(taking) > 1:  # PSUM for new results in program order
+            later = set(taking) - {min(taking)}
+            candidates = [n for n in candidates if n not in later]
+        starts = {n: self.start(n) for n in candidates}
+        first = min(starts.values())
+        return min(candidates, key=lambda n: (starts[n] > first, -rank[n], starts[n], n))
+
+    def takes_psum(self, node: int) -> bool:
+        """Whether ``node`` writes a result the kernel holds in PSUM for the first time."""
+        stmt = self.program.statements[node]
+        return self.holds_psum(stmt) and stmt.dst.var not in self.in_psum
 
     def issue(self, node: int) -> None:
         program = self.program
@@ -182,6 +210,19 @@ class _State:
         self.free[track] = end
         self.finish[node] = end
         self.ran_on[node] = track
+
+
+PRIORITIES = ("start", "chain")
+
+
+def _chains(program: Program, c: TimingConstants) -> list[float]:
+    """Per statement, the time of the longest chain of statements from it to the end of
+    the program (its own time included)."""
+    chain = [0.0] * len(program.statements)
+    for node in reversed(range(len(program.statements))):
+        after = max((chain[s] for s in program.successors(node)), default=0.0)
+        chain[node] = _duration_ns(program, program.statements[node], c) + after
+    return chain
 
 
 COMPUTE = ("tensor", "vector", "scalar", "gpsimd")
