@@ -9,9 +9,12 @@ waits for its inputs waits too. The backend follows the kernel as it emits it, w
 calibrated timing model's per-instruction times (``nkigym_graph.nki_sim.timing``):
 when each engine's queue is free, when each buffer's last write lands (loads at the DMA
 rate). With ``emit(..., reorder=True)`` it gives each flexible instruction to an engine
-by one of two policies: ``finish``, the engine on which it would finish first, or
-``balance``, the engine whose total work would end least (the default engine on a tie),
-lowers the kernel with each and keeps the one the model ends first (``makespan``);
+by one of three policies: ``finish``, the engine on which it would finish first;
+``balance``, the engine whose total work would end least (the default engine on a tie);
+or ``ahead``, the engine on which it would finish first counting the work only that
+engine can do that is still to come (a row's maxima on the Vector Engine, its
+exponentials on the Scalar Engine), so that the engines end together; it lowers the
+kernel with each and keeps the one the model ends first (``makespan``);
 otherwise (policy ``fixed``) every instruction stays on its default engine::
 
     nisa.tensor_reduce(dst=m, op=nl.maximum, data=x, ...)         # Vector only
@@ -49,7 +52,7 @@ CHOICES = {
 """The engines NKI lets run each flexible instruction, the default first."""
 
 
-POLICIES = ("balance", "finish")
+POLICIES = ("balance", "finish", "ahead")
 """The policies that choose engines (``fixed`` keeps the default engine)."""
 
 
@@ -67,6 +70,9 @@ class EngineLoads:
         self.writer: dict[int, str] = {}
         """Buffer -> the compute engine that wrote it last (its result reaches another
         engine ``engine_sync_ns`` later, as in the timing model)."""
+        self.ahead = {VECTOR: 0.0, SCALAR: 0.0, GPSIMD: 0.0, TENSOR: 0.0}
+        """Time of the work only this engine can do that the kernel has still to issue
+        (set by the caller; the ``ahead`` policy weighs it)."""
 
     def time_ns(self, engine: str, elements: int, inputs: int) -> float:
         """One instruction of ``elements`` per partition over ``inputs`` streamed operands
@@ -100,6 +106,7 @@ class EngineLoads:
         finish = self._finish(engine, elements, inputs, reads)
         self.busy[engine] += self.time_ns(engine, elements, inputs)
         self.free[engine] = finish
+        self.ahead[engine] = max(0.0, self.ahead[engine] - self.time_ns(engine, elements, inputs))
         self.ready[write] = finish
         self.writer[write] = engine
         return finish
@@ -120,6 +127,8 @@ class EngineLoads:
                 return 0.0
             if self.policy == "finish":
                 return self._finish(engine, elements, inputs, reads)
+            if self.policy == "ahead":
+                return self._finish(engine, elements, inputs, reads) + self.ahead[engine]
             return self.busy[engine] + self.time_ns(engine, elements, inputs)
 
         engine = min(options, key=lambda e: (cost(e), options.index(e)))

@@ -3,6 +3,7 @@ and PSUM evictions, into a flat list of instruction groups."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from functools import partial
 
@@ -12,7 +13,7 @@ from nkigym_graph.ir.targets import Target
 from nkigym_graph.ir.variables import INTERMEDIATE, OUTPUT
 
 from .builder import KernelBuilder, KernelTypes, Lowering
-from .engines import GPSIMD
+from .engines import GPSIMD, SCALAR, VECTOR
 from .errors import NkiEmitError
 from .fusion import plan_fusions, sums_activation
 from .names import identifier, nki_dtype
@@ -50,6 +51,7 @@ def lower_program(
     if program.fragment:
         raise NkiEmitError("a fragment (statements without def/return) cannot be emitted as a kernel")
     kb = KernelBuilder(program, target, types, lowerings, engine_policy)
+    kb.engines.ahead.update(_fixed_work(kb))
     sinks = partial(_sinks, lowerings)
     if pipelined:
         order = pipelined_order(
@@ -93,6 +95,28 @@ def lower_program(
         if var not in kb.hbm or program.variables[var].kind != OUTPUT:
             raise NkiEmitError(f"the kernel returns {var!r}, which is not an HBM output tensor")
     return kb
+
+
+def _fixed_work(kb: KernelBuilder) -> dict[str, float]:
+    """Per Vector and Scalar Engine, the time of the program's statements only it can run
+    (as the engine model prices them; row sums an activation computes are free)."""
+    work = {VECTOR: 0.0, SCALAR: 0.0}
+    program = kb.program
+    for node, stmt in enumerate(program.statements):
+        engine = stmt.op.engine
+        lowering = kb.lowerings.get(stmt.op.name)
+        if engine not in work or getattr(lowering, "engines", None) or sums_activation(program, node):
+            continue
+        operands = [stmt.operands[p] for p in stmt.op.read_positions]
+        elements = max(_elements(o.slices) for o in (*operands, stmt.dst))
+        inputs = max(1, sum(1 for o in operands if _elements(o.slices) > 1))
+        work[engine] += kb.engines.time_ns(engine, elements, inputs)
+    return work
+
+
+def _elements(slices: tuple[tuple[int, int], ...]) -> int:
+    """Elements per partition of a region."""
+    return math.prod(stop - start for start, stop in slices[1:]) if len(slices) > 1 else 1
 
 
 def _psum_room(program: Program, target: Target) -> int:
