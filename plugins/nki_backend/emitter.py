@@ -40,7 +40,7 @@ from .builder import KernelBuilder, KernelTypes, Lowering
 from .engines import POLICIES
 from .errors import NkiEmitError
 from .ir import Call, Loop, Unit, instructions
-from .lower import kernel_types, lower_program
+from .lower import kernel_types, lower_program, pipelined_statements
 from .lowering import LOWERINGS
 from .memory import live_intervals, peak
 from .names import identifier
@@ -147,9 +147,12 @@ def _fit(
         return best, splits
     best = _faster(best, partial(lower_program, program, target, types, lowerings, best is not sunk))
     room = max(capacity, _sbuf_peak(best))
+    orders = {
+        priority: pipelined_statements(program, target, types, lowerings, priority) for priority in PRIORITIES
+    }
     for policy, priority in product(POLICIES, PRIORITIES):
         piped = lower_program(
-            program, target, types, lowerings, engine_policy=policy, pipelined=True, priority=priority
+            program, target, types, lowerings, engine_policy=policy, pipelined=True, order=orders[priority]
         )
         fits = _sbuf_peak(piped) <= room and _psum_peak(piped) <= target.psum_bytes_per_partition
         if fits and _clearly_faster(piped, best):

@@ -43,29 +43,22 @@ def lower_program(
     engine_policy: str = "fixed",
     pipelined: bool = False,
     priority: str = "start",
+    order: list[int] | None = None,
 ) -> KernelBuilder:
     """Lower ``program``; the builder holds the groups, tiles and HBM tensors.
     ``hoist_shared`` picks the statement order (:func:`.schedule.statement_order`),
-    or ``pipelined`` the list-scheduled one (:mod:`.pipeline`, by ``priority``); ``engine_policy`` how
-    flexible instructions find their engine (:mod:`.engines`)."""
+    or ``pipelined`` the list-scheduled one (:mod:`.pipeline`, by ``priority``; ``order``
+    when it is given, from :func:`pipelined_statements`); ``engine_policy`` how flexible
+    instructions find their engine (:mod:`.engines`)."""
     if program.fragment:
         raise NkiEmitError("a fragment (statements without def/return) cannot be emitted as a kernel")
     kb = KernelBuilder(program, target, types, lowerings, engine_policy)
     kb.engines.ahead.update(_fixed_work(kb))
     sinks = partial(_sinks, lowerings)
-    if pipelined:
-        order = pipelined_order(
-            program,
-            kb.engines.constants,
-            sinks,
-            _psum_room(program, target),
-            kb.in_psum,
-            partial(_engines_of, kb),
-            partial(sums_activation, program),
-            priority,
-        )
-    else:
+    if not pipelined:
         order = statement_order(program, sinks, hoist_shared)
+    elif order is None:
+        order = _pipelined(kb, priority)
     kb.fusions = plan_fusions(program, order, partial(_transpose_columns, kb))
     shared = [
         var
@@ -95,6 +88,28 @@ def lower_program(
         if var not in kb.hbm or program.variables[var].kind != OUTPUT:
             raise NkiEmitError(f"the kernel returns {var!r}, which is not an HBM output tensor")
     return kb
+
+
+def pipelined_statements(
+    program: Program, target: Target, types: KernelTypes, lowerings: Mapping[str, Lowering], priority: str
+) -> list[int]:
+    """The list-scheduled statement order of ``program`` by ``priority`` (it does not depend
+    on the engine policy: lowerings by several policies share it)."""
+    return _pipelined(KernelBuilder(program, target, types, lowerings), priority)
+
+
+def _pipelined(kb: KernelBuilder, priority: str) -> list[int]:
+    program = kb.program
+    return pipelined_order(
+        program,
+        kb.engines.constants,
+        partial(_sinks, kb.lowerings),
+        _psum_room(program, kb.target),
+        kb.in_psum,
+        partial(_engines_of, kb),
+        partial(sums_activation, program),
+        priority,
+    )
 
 
 def _fixed_work(kb: KernelBuilder) -> dict[str, float]:
