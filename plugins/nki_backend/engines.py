@@ -101,12 +101,16 @@ class EngineLoads:
         """When the last queue empties."""
         return max(self.free.values())
 
-    def run(self, engine: str, elements: int, inputs: int, reads: Sequence[int], write: int) -> float:
-        """Queue an instruction on ``engine``; returns when it finishes."""
+    def run(
+        self, engine: str, elements: int, inputs: int, reads: Sequence[int], write: int, only: bool = True
+    ) -> float:
+        """Queue an instruction on ``engine``; returns when it finishes. ``only``: no other
+        engine could run it (it is work ``ahead`` counted)."""
         finish = self._finish(engine, elements, inputs, reads)
         self.busy[engine] += self.time_ns(engine, elements, inputs)
         self.free[engine] = finish
-        self.ahead[engine] = max(0.0, self.ahead[engine] - self.time_ns(engine, elements, inputs))
+        if only:
+            self.ahead[engine] = max(0.0, self.ahead[engine] - self.time_ns(engine, elements, inputs))
         self.ready[write] = finish
         self.writer[write] = engine
         return finish
@@ -132,7 +136,7 @@ class EngineLoads:
             return self.busy[engine] + self.time_ns(engine, elements, inputs)
 
         engine = min(options, key=lambda e: (cost(e), options.index(e)))
-        self.run(engine, elements, inputs, reads, write)
+        self.run(engine, elements, inputs, reads, write, only=False)
         return engine
 
     def _finish(self, engine: str, elements: int, inputs: int, reads: Sequence[int]) -> float:

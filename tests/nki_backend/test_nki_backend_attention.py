@@ -14,7 +14,7 @@ import pytest
 
 import nkigym_graph as ng
 from nkigym_graph.nki_sim.timing.constants import TRN2_TIMING
-from nkigym_graph_plugins.nki_backend.engines import SCALAR, VECTOR, EngineLoads
+from nkigym_graph_plugins.nki_backend.engines import GPSIMD, SCALAR, TENSOR, VECTOR, EngineLoads
 from nkigym_graph_plugins.nki_backend.fusion import plan_fusions
 from nkigym_graph_plugins.nki_backend.pipeline import pipelined_order
 
@@ -92,7 +92,8 @@ def test_a_group_holds_at_most_a_psum_bank() -> None:
     assert plan_fusions(program, order).transposes_of == {}  # without a bank size: no groups
 
 
-def test_the_pipelined_order_keeps_held_psum_within_its_room() -> None:
+@pytest.mark.parametrize("priority", ["start", "chain"])
+def test_the_pipelined_order_keeps_held_psum_within_its_room(priority: str) -> None:
     """Two rows of 1024 keys: each row's scores take two banks and its P @ V one; with room
     for three banks the order never holds more, and frees an accumulator at its last read."""
     shapes = _shapes(128, 256, 1024)
@@ -102,7 +103,9 @@ def test_the_pipelined_order_keeps_held_psum_within_its_room() -> None:
         for stmt in program.statements
         if stmt.op.name == "nc_matmul" and program.variables[stmt.dst.var].shape[1] <= 512
     }
-    order = pipelined_order(program, TRN2_TIMING, lambda s: s.op.name == "load", 3 * 2048, held.__contains__)
+    order = pipelined_order(
+        program, TRN2_TIMING, lambda s: s.op.name == "load", 3 * 2048, held.__contains__, priority=priority
+    )
     assert sorted(order) == list(range(len(program)))
     position = {node: i for i, node in enumerate(order)}
     live = 0
@@ -126,6 +129,23 @@ def test_a_result_from_another_engine_arrives_after_the_semaphore() -> None:
     other = loads._finish(VECTOR, 512, 1, [1])
     assert same == end + loads.time_ns(SCALAR, 512, 1)
     assert other == end + TRN2_TIMING.engine_sync_ns + loads.time_ns(VECTOR, 512, 1)
+
+
+def test_the_ahead_policy_leaves_a_copy_to_the_engine_with_less_work_to_come() -> None:
+    loads = EngineLoads(TRN2_TIMING, "ahead")
+    loads.ahead.update({VECTOR: 40_000.0, SCALAR: 1_000.0})  # many maxima still to come
+    assert loads.choose([VECTOR, SCALAR], 512, 1, [], 1) == SCALAR
+    loads.ahead.update({VECTOR: 0.0, SCALAR: 40_000.0})  # now the exponentials
+    assert loads.choose([VECTOR, SCALAR], 512, 1, [], 2) == VECTOR
+    assert loads.ahead == {VECTOR: 0.0, SCALAR: 40_000.0, GPSIMD: 0.0, TENSOR: 0.0}  # copies are not counted
+    loads.run(SCALAR, 512, 1, [], 3)  # work only the Scalar Engine can do, done
+    assert loads.ahead[SCALAR] == 40_000.0 - loads.time_ns(SCALAR, 512, 1)
+
+
+def test_the_chain_priority_is_rejected_unless_known() -> None:
+    program = ng.saturate(ng.tile(_attention, _shapes(128, 128, 512), dtype="bfloat16"))
+    with pytest.raises(ValueError, match="unknown priority"):
+        pipelined_order(program, TRN2_TIMING, lambda s: False, 16384, priority="fastest")
 
 
 def test_search_finds_an_attention_program_that_emits() -> None:
