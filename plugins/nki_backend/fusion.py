@@ -207,27 +207,35 @@ def _is_negation(stmt: Statement, of: Statement) -> bool:
 def _transpose_groups(
     program: Program, order: list[int], fusions: Fusions, columns: Callable[[Statement], int]
 ) -> None:
-    """Transposes of column blocks of one tile (same rows, same width), in ``order``, in
-    groups whose results fit ``columns``: each group runs where its first one does. Its
-    members read a tile written once (ready where the first runs) and each writes a
-    variable of its own, which only later statements read."""
-    runs: dict[tuple[str, tuple[int, int], int], list[int]] = {}
+    """Transposes of equal blocks (same rows, width and dtype) of tiles written once, in
+    ``order``, in groups whose results fit ``columns``: each group runs where its first one
+    does, so a block joins a group only if its tile is written before that. Each member
+    writes a variable of its own, which only statements after it read."""
+    position = {node: i for i, node in enumerate(order)}
+    open_groups: dict[tuple[object, ...], list[int]] = {}
+    groups: list[list[int]] = []
     for node in order:
         stmt = program.statements[node]
         if stmt.op.name != "nc_transpose" or stmt.accumulate:
             continue
-        (r0, r1), (c0, c1) = stmt.operands[0].slices
-        if _sole_writer(program, stmt.operands[0].var) is None or _sole_writer(program, stmt.dst.var) != node:
+        data = stmt.operands[0]
+        (r0, r1), (c0, c1) = data.slices
+        source = _sole_writer(program, data.var)
+        if source is None or _sole_writer(program, stmt.dst.var) != node:
             continue
-        runs.setdefault((stmt.operands[0].var, (r0, r1), c1 - c0), []).append(node)
-    for (_, rows, _), nodes in runs.items():
-        per = max(1, columns(program.statements[nodes[0]]) // (rows[1] - rows[0]))
-        for start in range(0, len(nodes), per):
-            group = tuple(nodes[start : start + per])
-            if len(group) < 2:
-                continue
-            fusions.transposes_of[group[0]] = group
-            fusions.taken.update(group)
-            for member in group[1:]:
-                fusions.absorbed.add(member)
-                fusions.runs_at[member] = group[0]
+        key = ((r0, r1), c1 - c0, program.variables[data.var].dtype)
+        group = open_groups.get(key)
+        room = columns(stmt) // (r1 - r0)
+        if group is None or len(group) >= room or position[source] > position[group[0]]:
+            group = open_groups[key] = [node]
+            groups.append(group)
+        else:
+            group.append(node)
+    for members in groups:
+        if len(members) < 2:
+            continue
+        fusions.transposes_of[members[0]] = tuple(members)
+        fusions.taken.update(members)
+        for member in members[1:]:
+            fusions.absorbed.add(member)
+            fusions.runs_at[member] = members[0]
