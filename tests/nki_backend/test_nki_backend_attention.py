@@ -92,6 +92,27 @@ def test_a_group_holds_at_most_a_psum_bank() -> None:
     assert plan_fusions(program, order).transposes_of == {}  # without a bank size: no groups
 
 
+def test_a_group_takes_blocks_of_several_tiles_written_before_it_runs() -> None:
+    """Once a row's exponentials are both written, its eight transposes share one bank."""
+    program = ng.saturate(ng.tile(_attention, _shapes(128, 128, 1024), dtype="bfloat16"))
+    transposes = [n for n in range(len(program)) if program[n].op.name == "nc_transpose"]
+    exps = [n for n in range(len(program)) if program[n].op.name.startswith("activation")]
+    after = set(transposes)  # statements with a transpose among their inputs, transitively
+    for n in range(len(program)):
+        if any(p in after for p in program.predecessors(n)):
+            after.add(n)
+    before = [n for n in range(len(program)) if n not in after]
+    order = before + transposes + [n for n in range(len(program)) if n in after and n not in transposes]
+    assert max(order.index(e) for e in exps if program[e].attr("op") == "exp") < order.index(transposes[0])
+    fusions = plan_fusions(program, order, lambda stmt: 1024)  # one bank of bf16 columns
+    assert list(fusions.transposes_of.values()) == [tuple(transposes)]
+    sources = {program[n].operands[0].var for n in transposes}
+    assert len(sources) == 2
+    # in program order the second exponential comes after the first transposes: two groups
+    in_order = plan_fusions(program, list(range(len(program))), lambda stmt: 1024)
+    assert sorted(len(g) for g in in_order.transposes_of.values()) == [4, 4]
+
+
 @pytest.mark.parametrize("priority", ["start", "chain"])
 def test_the_pipelined_order_keeps_held_psum_within_its_room(priority: str) -> None:
     """Two rows of 1024 keys: each row's scores take two banks and its P @ V one; with room
