@@ -110,8 +110,9 @@ def main() -> None:
         "the calibrated timing model), not measurements. The kernel runs above the Vector + Scalar bound: "
         "the list-scheduled order is greedy and the engines' in-order queues wait on one another's results "
         "(each hand-over between engines costs the model's `engine_sync_ns`); a row's exponentials wait for "
-        "its maximum over all four 512-column score tiles. PSUM is not what holds it back: the same kernel "
-        "given 12 or 16 banks instead of 8 (a what-if outside the hardware) profiles no faster."
+        "its maximum over all four 512-column score tiles. PSUM is not what holds it back: emitted and "
+        "profiled as if PSUM had 12 or 16 banks instead of 8 (a what-if outside the hardware), the same "
+        "program is no faster."
     )
     title = f"Attention (seq {seq}, d {d}, bf16): what bounds it"
     write_results("attention_bound", title, "\n".join(lines), notes)
