@@ -32,6 +32,8 @@ from .names import NKI_ITEMSIZE, NameTable, identifier
 PSUM_DTYPE = "nl.float32"
 """Matmul results accumulate in fp32 PSUM (NeuronCore-v2/v3)."""
 PSUM_ITEMSIZE = 4
+_WRITTEN = ("dst", "reduce_res")
+"""Arguments an instruction writes."""
 SCRATCH_DTYPE = "nl.float32"
 """Partial results of ``+=`` statements on the Vector/Scalar Engines (which compute in fp32)."""
 STATISTIC_DTYPE = "nl.float32"
@@ -93,6 +95,9 @@ class KernelBuilder:
         """Planned kernels: PSUM variables whose slots hold their input's dtype (a transpose
         of a bf16 tile, ``scheduling.allocate.psum_dtypes``): written directly."""
         self.copies: dict[str, Tile] = {}
+        self.views: dict[str, tuple[Tile, int]] = {}
+        """Variables held in columns of a shared tile (a group of transposes, :mod:`.fusion`):
+        the tile and the first column."""
         self.spread: dict[tuple[object, ...], Tile] = {}
         """Rows spread over the partitions (:mod:`.spread`), by (variable, slices, partitions)."""
         self.constants: dict[tuple[object, ...], Tile] = {}
@@ -154,8 +159,9 @@ class KernelBuilder:
     def call(self, fn: str, *args: tuple[str, Arg]) -> None:
         """Emit ``fn(key=arg, ...)``; an instruction several engines can run goes to the
         one where it finishes first (:mod:`.engines`)."""
-        refs = [arg for key, arg in args if isinstance(arg, Ref) and key != "dst"]
+        refs = [arg for key, arg in args if isinstance(arg, Ref) and key not in _WRITTEN]
         dst = next((arg for key, arg in args if key == "dst" and isinstance(arg, Ref)), None)
+        also = [arg.base for key, arg in args if key in _WRITTEN and key != "dst" and isinstance(arg, Ref)]
         if dst is not None:
             reads = [id(ref.base) for ref in refs]
             if fn == "nisa.dma_copy" and refs:
@@ -181,6 +187,8 @@ class KernelBuilder:
                         args = (*args, ("engine", f"nisa.engine.{engine}"))
                 else:
                     self.engines.run(FIXED_ENGINE[fn], elements, inputs, reads, id(dst.base))
+                for base in also:  # a second result (an activation's row sum) lands with the first
+                    self.engines.same_as(id(base), id(dst.base))
         self._instrs.append(Call(fn, tuple(args)))
 
     def assign(self, name: str, code: str) -> None:
@@ -250,6 +258,18 @@ class KernelBuilder:
         pool, index = self.slots[operand.var]
         return Ref(pool, const_slices(operand.slices), Affine(index))
 
+    def view_ref(self, operand: Operand) -> Ref:
+        """The region of ``operand`` in the columns of the tile its variable shares."""
+        tile, column = self.views[operand.var]
+        (p0, p1), (c0, c1) = operand.slices
+        return Ref(tile, const_slices(((p0, p1), (c0 + column, c1 + column))))
+
+    def sbuf_itemsize(self, var: str) -> int:
+        """Bytes per element of ``var``'s SBUF tile (a PSUM variable's: of its SBUF copy)."""
+        if var in self.psum_vars:
+            return _itemsize(self.types.working_code, self.types)
+        return _itemsize(self._sbuf_dtype(var), self.types)
+
     def declare_output(self, var: str, shape: tuple[int, ...]) -> Hbm:
         """Name the HBM output ``var``."""
         tensor = self.hbm[var] = Hbm(self.names.fresh(identifier(var)), shape)
@@ -264,6 +284,8 @@ class KernelBuilder:
 
     def write(self, operand: Operand) -> Ref:
         """The region a statement writes (allocating the variable's tile on its first write)."""
+        if operand.var in self.views:
+            return self.view_ref(operand)
         if operand.var in self.hbm:
             return Ref(self.hbm[operand.var], const_slices(operand.slices))
         if operand.var in self.slots:
@@ -284,6 +306,8 @@ class KernelBuilder:
                     f"reads PSUM tile {var!r} where SBUF is needed (the plan evicts it)", statement
                 )
             return self.slot_ref(operand)
+        if var in self.views:
+            return self.view_ref(operand)
         if var not in self.tiles:
             raise NkiEmitError(f"reads {var!r} before any statement writes it", statement)
         if var in self.psum_vars:

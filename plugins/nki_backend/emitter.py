@@ -11,11 +11,11 @@ Options of ``emit(program, backend="nki", ...)``:
     when the SBUF peak exceeds the target, split wide loads (:mod:`.split`).
 ``reorder`` (default False)
     also lower the program with instructions given to the least busy engine (two
-    policies, :mod:`.engines`) and in the list-scheduled statement order
-    (:mod:`.pipeline`), with its store chains cut into column pieces (:mod:`.columns`)
-    and skewed by a row (:mod:`.skew`), and keep the lowering the engine model ends at
-    least ``REORDER_GAIN`` sooner: a faster kernel whose loops roll less (program order
-    on the default engines rolls into the shortest text).
+    policies, :mod:`.engines`) and in the list-scheduled statement order (two
+    priorities, :mod:`.pipeline`), also with its store chains cut into column pieces
+    (:mod:`.columns`) and skewed by a row (:mod:`.skew`), and keep the lowering the
+    engine model ends at least ``REORDER_GAIN`` sooner: a faster kernel whose loops roll
+    less (program order on the default engines rolls into the shortest text).
 
 Facts of the artifact: ``lines`` and ``lines_unrolled``, ``loops``, instruction counts
 of the straight-line kernel (``dma_copy``, ``nc_matmul``, ...), estimated
@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
+from itertools import product
 from typing import Any
 
 from nkigym_graph.ir.program import Program
@@ -41,10 +42,11 @@ from .columns import split_columns
 from .engines import POLICIES, THRIFTY
 from .errors import NkiEmitError
 from .ir import Call, Loop, Unit, instructions
-from .lower import kernel_types, lower_program
+from .lower import kernel_types, lower_program, pipelined_statements
 from .lowering import LOWERINGS
 from .memory import live_intervals, peak
 from .names import identifier
+from .pipeline import PRIORITIES
 from .planned import lower_plan
 from .render import KernelText, render_kernel
 from .rolling import Roller
@@ -154,20 +156,36 @@ def _fit(
     best = _faster(best, partial(lower_program, program, target, types, lowerings, hoist))
     room = max(capacity, _sbuf_peak(best))
     split = split_columns(program, COLUMN_PIECES)
-    variants = (
-        (program, True),
-        (split, True),
-        (skew_store_chains(program), False),
-        (skew_store_chains(split), False),
-    )
+    # the program in list-scheduled order by each priority and engine policy
+    orders = {
+        priority: pipelined_statements(program, target, types, lowerings, priority) for priority in PRIORITIES
+    }
+    tried = [
+        partial(
+            lower_program,
+            program,
+            target,
+            types,
+            lowerings,
+            engine_policy=policy,
+            pipelined=True,
+            order=order,
+        )
+        for (priority, order), policy in product(orders.items(), POLICIES)
+    ]
+    # its store chains cut into column pieces (list-scheduled) and skewed (in their order)
+    variants = ((split, True), (skew_store_chains(program), False), (skew_store_chains(split), False))
     for variant, pipelined in {(id(v), pipelined): (v, pipelined) for v, pipelined in variants}.values():
-        for policy in POLICIES if variant is program else (*POLICIES, THRIFTY):
-            other = lower_program(
-                variant, target, types, lowerings, hoist, engine_policy=policy, pipelined=pipelined
+        if variant is not program:
+            tried.extend(
+                partial(lower_program, variant, target, types, lowerings, hoist, policy, pipelined)
+                for policy in (*POLICIES, THRIFTY)
             )
-            fits = _sbuf_peak(other) <= room and _psum_peak(other) <= target.psum_bytes_per_partition
-            if fits and _clearly_faster(other, best):
-                best = other
+    for lower in tried:
+        other = lower()
+        fits = _sbuf_peak(other) <= room and _psum_peak(other) <= target.psum_bytes_per_partition
+        if fits and _clearly_faster(other, best):
+            best = other
     return best, splits
 
 

@@ -9,13 +9,16 @@ waits for its inputs waits too. The backend follows the kernel as it emits it, w
 calibrated timing model's per-instruction times (``nkigym_graph.nki_sim.timing``):
 when each engine's queue is free, when each buffer's last write lands (loads at the DMA
 rate). With ``emit(..., reorder=True)`` it gives each flexible instruction to an engine
-by one of three policies: ``finish``, the engine on which it would finish first,
-``balance``, the engine whose total work would end least (the default engine on a tie),
-or ``thrifty``, the engine on which it would finish first counting its own time
-``THRIFT`` times more (so an instruction goes where it is cheap unless another engine
-is idle: the two-input Vector rate is twice the one-input one), lowers the kernel with
-each and keeps the one the model ends first (``makespan``); otherwise (policy
-``fixed``) every instruction stays on its default engine::
+by one of four policies: ``finish``, the engine on which it would finish first;
+``balance``, the engine whose total work would end least (the default engine on a tie);
+``ahead``, the engine on which it would finish first counting the work only that
+engine can do that is still to come (a row's maxima on the Vector Engine, its
+exponentials on the Scalar Engine), so that the engines end together; or ``thrifty``,
+the engine on which it would finish first counting its own time ``THRIFT`` times more
+(so an instruction goes where it is cheap unless another engine is idle: the two-input
+Vector rate is twice the one-input one); it lowers the kernel with each and keeps the
+one the model ends first (``makespan``); otherwise (policy ``fixed``) every
+instruction stays on its default engine::
 
     nisa.tensor_reduce(dst=m, op=nl.maximum, data=x, ...)         # Vector only
     nisa.activation(dst=e, op=nl.exp, data=x, bias=m, ...)        # Scalar only
@@ -52,7 +55,7 @@ CHOICES = {
 """The engines NKI lets run each flexible instruction, the default first."""
 
 
-POLICIES = ("balance", "finish")
+POLICIES = ("balance", "finish", "ahead")
 """The policies that choose engines (``fixed`` keeps the default engine)."""
 THRIFTY = "thrifty"
 """The policy the emitter also tries on column-split and skewed programs (:mod:`.columns`, :mod:`.skew`)."""
@@ -71,6 +74,12 @@ class EngineLoads:
         self.free = {VECTOR: 0.0, SCALAR: 0.0, GPSIMD: 0.0, TENSOR: 0.0, "load": 0.0, "store": 0.0}
         self.ready: dict[int, float] = {}
         """Buffer (``id`` of its base) -> when its last write lands."""
+        self.writer: dict[int, str] = {}
+        """Buffer -> the compute engine that wrote it last (its result reaches another
+        engine ``engine_sync_ns`` later, as in the timing model)."""
+        self.ahead = {VECTOR: 0.0, SCALAR: 0.0, GPSIMD: 0.0, TENSOR: 0.0}
+        """Time of the work only this engine can do that the kernel has still to issue
+        (set by the caller; the ``ahead`` policy weighs it)."""
 
     def time_ns(self, engine: str, elements: int, inputs: int) -> float:
         """One instruction of ``elements`` per partition over ``inputs`` streamed operands
@@ -92,19 +101,32 @@ class EngineLoads:
         start = max([self.free[ring], *(self.ready.get(r, 0.0) for r in reads)])
         self.free[ring] = start + nbytes / (c.dma_queues * c.dma_queue_bytes_per_ns)
         self.ready[write] = self.free[ring] + c.dma_fixed_ns_hwdge
+        self.writer.pop(write, None)
 
     @property
     def makespan(self) -> float:
         """When the last queue empties."""
         return max(self.free.values())
 
-    def run(self, engine: str, elements: int, inputs: int, reads: Sequence[int], write: int) -> float:
-        """Queue an instruction on ``engine``; returns when it finishes."""
+    def run(
+        self, engine: str, elements: int, inputs: int, reads: Sequence[int], write: int, only: bool = True
+    ) -> float:
+        """Queue an instruction on ``engine``; returns when it finishes. ``only``: no other
+        engine could run it (it is work ``ahead`` counted)."""
         finish = self._finish(engine, elements, inputs, reads)
         self.busy[engine] += self.time_ns(engine, elements, inputs)
         self.free[engine] = finish
+        if only:
+            self.ahead[engine] = max(0.0, self.ahead[engine] - self.time_ns(engine, elements, inputs))
         self.ready[write] = finish
+        self.writer[write] = engine
         return finish
+
+    def same_as(self, buffer: int, written: int) -> None:
+        """``buffer`` is written by the instruction that wrote ``written`` (a second result)."""
+        self.ready[buffer] = self.ready[written]
+        if written in self.writer:
+            self.writer[buffer] = self.writer[written]
 
     def choose(
         self, options: Sequence[str], elements: int, inputs: int, reads: Sequence[int], write: int
@@ -116,15 +138,23 @@ class EngineLoads:
                 return 0.0
             if self.policy == "finish":
                 return self._finish(engine, elements, inputs, reads)
+            if self.policy == "ahead":
+                return self._finish(engine, elements, inputs, reads) + self.ahead[engine]
             if self.policy == THRIFTY:
                 own = self.time_ns(engine, elements, inputs)
                 return self._finish(engine, elements, inputs, reads) + THRIFT * own
             return self.busy[engine] + self.time_ns(engine, elements, inputs)
 
         engine = min(options, key=lambda e: (cost(e), options.index(e)))
-        self.run(engine, elements, inputs, reads, write)
+        self.run(engine, elements, inputs, reads, write, only=False)
         return engine
 
     def _finish(self, engine: str, elements: int, inputs: int, reads: Sequence[int]) -> float:
-        start = max([self.free[engine], *(self.ready.get(r, 0.0) for r in reads)])
+        start = max([self.free[engine], *(self._ready_on(engine, r) for r in reads)])
         return start + self.time_ns(engine, elements, inputs)
+
+    def _ready_on(self, engine: str, buffer: int) -> float:
+        """When ``buffer``'s last write is visible to ``engine``."""
+        writer = self.writer.get(buffer)
+        sync = self.constants.engine_sync_ns if writer is not None and writer != engine else 0.0
+        return self.ready.get(buffer, 0.0) + sync

@@ -14,6 +14,10 @@ program                                kernel
                                        ``[P, 1]`` columns), when only ``u`` reads ``t``
 ``m = tensor_reduce(x, op="max")``,    one ``nisa.tensor_reduce(dst=n, ..., negate=True)``,
 ``n = tensor_scalar(m, -1.0, ...)``    when only ``n`` reads ``m``
+``t0 = nc_transpose(e[:, 0:128])``,    ``nisa.nc_transpose`` of each into its columns
+``t1 = nc_transpose(e[:, 128:256])``,  of one PSUM tile, then one ``nisa.tensor_copy``
+...                                    to SBUF (a bank's worth at most): one eviction
+                                       instead of one per transpose
 =====================================  ==============================================
 
 A pair fuses only when moving the later statement's work to where the earlier one
@@ -23,7 +27,7 @@ statement's inputs are ready, and nothing in between reads or writes what it tou
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from nkigym_graph.ir.program import Program
@@ -51,6 +55,9 @@ class Fusions:
     """Every statement of a fusion (each takes part in one at most)."""
     runs_at: dict[int, int] = field(default_factory=dict)
     """Absorbed statement -> the statement whose instruction does its work."""
+    transposes_of: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    """First transpose of a group -> the group's transposes (it first), transposed into
+    one PSUM tile and evicted together where the first runs."""
 
     def add(self, table: dict[int, int], doer: int, done: int, absorbed: int) -> None:
         """Record that ``doer``'s instruction does ``done``'s work; ``absorbed`` (one of
@@ -61,13 +68,18 @@ class Fusions:
         self.runs_at[absorbed] = done if absorbed == doer else doer
 
 
-def plan_fusions(program: Program, order: list[int]) -> Fusions:
-    """The fusions of ``program`` lowered in ``order`` (see the module docstring)."""
+def plan_fusions(
+    program: Program, order: list[int], transpose_columns: Callable[[Statement], int] | None = None
+) -> Fusions:
+    """The fusions of ``program`` lowered in ``order`` (see the module docstring);
+    ``transpose_columns`` gives how many result columns of a transpose one PSUM tile
+    holds (None: transposes are not grouped)."""
     lowered = _Order(order)
     fusions = Fusions()
-    statements = program
+    if transpose_columns is not None:
+        _transpose_groups(program, order, fusions, transpose_columns)
     for node in order:
-        stmt = statements[node]
+        stmt = program[node]
         name = stmt.op.name
         if name == "tensor_reduce" and stmt.attr("op") in SUMS:
             _sum_after_activation(program, lowered, fusions, node)
@@ -113,6 +125,20 @@ def _untouched(program: Program, order_between: Iterable[int], variables: set[st
         if any(operand.var in variables for operand in program[node].operands):
             return False
     return True
+
+
+def sums_activation(program: Program, node: int) -> bool:
+    """Whether statement ``node`` is a row sum an activation's instruction may compute (a
+    sum of the whole result of one activation), as the list-scheduled order assumes
+    before the fusions of its order are planned."""
+    stmt = program[node]
+    if stmt.op.name != "tensor_reduce" or stmt.attr("op") not in SUMS:
+        return False
+    producer = _sole_writer(program, stmt.operands[0].var)
+    if producer is None:
+        return False
+    activation = program[producer]
+    return activation.op.name in ACTIVATIONS and activation.dst.slices == stmt.operands[0].slices
 
 
 def _sum_after_activation(program: Program, position: _Order, fusions: Fusions, node: int) -> None:
@@ -175,3 +201,40 @@ def _is_negation(stmt: Statement, of: Statement) -> bool:
         and stmt.attr("scalar") == -1
         and stmt.operands[0] == of.dst
     )
+
+
+def _transpose_groups(
+    program: Program, order: list[int], fusions: Fusions, columns: Callable[[Statement], int]
+) -> None:
+    """Transposes of equal blocks (same rows, width and dtype) of tiles written once, in
+    ``order``, in groups whose results fit ``columns``: each group runs where its first one
+    does, so a block joins a group only if its tile is written before that. Each member
+    writes a variable of its own, which only statements after it read."""
+    position = {node: i for i, node in enumerate(order)}
+    open_groups: dict[tuple[object, ...], list[int]] = {}
+    groups: list[list[int]] = []
+    for node in order:
+        stmt = program[node]
+        if stmt.op.name != "nc_transpose" or stmt.accumulate:
+            continue
+        data = stmt.operands[0]
+        (r0, r1), (c0, c1) = data.slices
+        source = _sole_writer(program, data.var)
+        if source is None or _sole_writer(program, stmt.dst.var) != node:
+            continue
+        key = ((r0, r1), c1 - c0, program.variables[data.var].dtype)
+        group = open_groups.get(key)
+        room = columns(stmt) // (r1 - r0)
+        if group is None or len(group) >= room or position[source] > position[group[0]]:
+            group = open_groups[key] = [node]
+            groups.append(group)
+        else:
+            group.append(node)
+    for members in groups:
+        if len(members) < 2:
+            continue
+        fusions.transposes_of[members[0]] = tuple(members)
+        fusions.taken.update(members)
+        for member in members[1:]:
+            fusions.absorbed.add(member)
+            fusions.runs_at[member] = members[0]

@@ -3,6 +3,7 @@ and PSUM evictions, into a flat list of instruction groups."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from functools import partial
 
@@ -12,8 +13,9 @@ from nkigym_graph.ir.targets import Target
 from nkigym_graph.ir.variables import INTERMEDIATE, OUTPUT
 
 from .builder import KernelBuilder, KernelTypes, Lowering
+from .engines import GPSIMD, SCALAR, VECTOR
 from .errors import NkiEmitError
-from .fusion import plan_fusions
+from .fusion import plan_fusions, sums_activation
 from .names import identifier, nki_dtype
 from .pipeline import pipelined_order
 from .schedule import allocation_points, statement_order
@@ -40,26 +42,30 @@ def lower_program(
     hoist_shared: bool = False,
     engine_policy: str = "fixed",
     pipelined: bool = False,
+    priority: str = "start",
+    order: list[int] | None = None,
 ) -> KernelBuilder:
     """Lower ``program``; the builder holds the groups, tiles and HBM tensors.
     ``hoist_shared`` picks the statement order (:func:`.schedule.statement_order`),
-    or ``pipelined`` the list-scheduled one (:mod:`.pipeline`); ``engine_policy`` how
-    flexible instructions find their engine (:mod:`.engines`)."""
+    or ``pipelined`` the list-scheduled one (:mod:`.pipeline`, by ``priority``; ``order``
+    when it is given, from :func:`pipelined_statements`); ``engine_policy`` how flexible
+    instructions find their engine (:mod:`.engines`)."""
     if program.fragment:
         raise NkiEmitError("a fragment (statements without def/return) cannot be emitted as a kernel")
     kb = KernelBuilder(program, target, types, lowerings, engine_policy)
+    kb.engines.ahead.update(_fixed_work(kb))
     sinks = partial(_sinks, lowerings)
-    if pipelined:
-        order = pipelined_order(program, kb.engines.constants, sinks, target.psum_bytes_per_partition)
-    else:
+    if not pipelined:
         order = statement_order(program, sinks, hoist_shared)
-    kb.fusions = plan_fusions(program, order)
+    elif order is None:
+        order = _pipelined(kb, priority)
+    kb.fusions = plan_fusions(program, order, partial(_transpose_columns, kb))
     shared = [
         var
         for var, info in program.variables.items()
         if info.kind == INTERMEDIATE and len(program.writers_of(var)) > 1
     ]
-    points = allocation_points(program, order, shared)
+    points = allocation_points(program, order, shared, feeding_run=not pipelined)
     last_write = {program.writers_of(var)[-1]: var for var in kb.psum_vars if kb.needs_eviction(var)}
     for position, node in enumerate(order):
         for var in points.get(position, ()):
@@ -82,6 +88,72 @@ def lower_program(
         if var not in kb.hbm or program.variables[var].kind != OUTPUT:
             raise NkiEmitError(f"the kernel returns {var!r}, which is not an HBM output tensor")
     return kb
+
+
+def pipelined_statements(
+    program: Program, target: Target, types: KernelTypes, lowerings: Mapping[str, Lowering], priority: str
+) -> list[int]:
+    """The list-scheduled statement order of ``program`` by ``priority`` (it does not depend
+    on the engine policy: lowerings by several policies share it)."""
+    return _pipelined(KernelBuilder(program, target, types, lowerings), priority)
+
+
+def _pipelined(kb: KernelBuilder, priority: str) -> list[int]:
+    program = kb.program
+    return pipelined_order(
+        program,
+        kb.engines.constants,
+        partial(_sinks, kb.lowerings),
+        _psum_room(program, kb.target),
+        kb.in_psum,
+        partial(_engines_of, kb),
+        partial(sums_activation, program),
+        priority,
+    )
+
+
+def _fixed_work(kb: KernelBuilder) -> dict[str, float]:
+    """Per Vector and Scalar Engine, the time of the program's statements only it can run
+    (as the engine model prices them; row sums an activation computes are free)."""
+    work = {VECTOR: 0.0, SCALAR: 0.0}
+    program = kb.program
+    for node, stmt in program.items():
+        engine = stmt.op.engine
+        lowering = kb.lowerings.get(stmt.op.name)
+        if engine not in work or getattr(lowering, "engines", None) or sums_activation(program, node):
+            continue
+        operands = [stmt.operands[p] for p in stmt.op.read_positions]
+        elements = max(_elements(o.slices) for o in (*operands, stmt.dst))
+        inputs = max(1, sum(1 for o in operands if _elements(o.slices) > 1))
+        work[engine] += kb.engines.time_ns(engine, elements, inputs)
+    return work
+
+
+def _elements(slices: tuple[tuple[int, int], ...]) -> int:
+    """Elements per partition of a region."""
+    return math.prod(stop - start for start, stop in slices[1:]) if len(slices) > 1 else 1
+
+
+def _psum_room(program: Program, target: Target) -> int:
+    """PSUM per partition for the results the kernel holds there: all of it, less a bank
+    for the scratch tiles transposes are copied out of."""
+    bank = int(target.facts.get("psum_bank_bytes", 2048))
+    transposes = any(stmt.op.name == "nc_transpose" for stmt in program.statements)
+    return target.psum_bytes_per_partition - (bank if transposes else 0)
+
+
+def _engines_of(kb: KernelBuilder, stmt: Statement) -> tuple[str, ...]:
+    """The engines ``stmt``'s instruction may run on (the GpSimd Engine not with PSUM)."""
+    engines = getattr(kb.lowerings.get(stmt.op.name), "engines", ()) or (stmt.op.engine,)
+    if any(kb.in_psum(operand.var) for operand in stmt.operands):
+        engines = tuple(e for e in engines if e != GPSIMD)
+    return engines
+
+
+def _transpose_columns(kb: KernelBuilder, stmt: Statement) -> int:
+    """Columns of a transpose's result one PSUM bank holds (its input's dtype)."""
+    bank = int(kb.target.facts.get("psum_bank_bytes", 2048))
+    return bank // kb.sbuf_itemsize(stmt.operands[0].var)
 
 
 def _sinks(lowerings: Mapping[str, Lowering], stmt: Statement) -> bool:

@@ -9,6 +9,8 @@ op                 instructions
 ``nc_matmul``      ``nisa.nc_matmul(dst=psum, stationary=lhs, moving=rhs)``; ``+=`` steps
                    accumulate in the same PSUM tile (the first write overwrites)
 ``nc_transpose``   ``nisa.nc_transpose`` into a PSUM tile, then ``nisa.tensor_copy``
+                   (a group of transposes of one tile: into the columns of one PSUM tile,
+                   copied at once)
 ``activation``     ``nisa.activation(dst, op=nl.<f>, data, bias=b, scale=s)`` (b, s numbers)
 ``activation_bias`` ``nisa.activation(dst, op=nl.<f>, data, bias=column, scale=s)``
 ``tensor_tensor``  ``nisa.tensor_tensor(dst, data1, data2, op=nl.<f>)``
@@ -34,6 +36,7 @@ from nkigym_graph.ir.statement import Statement
 
 from .builder import KernelBuilder, Lowering
 from .coverage import covers
+from .engines import CHOICES
 from .errors import NkiEmitError
 from .ir import Arg, Hbm, Ref, const_slices, whole
 from .names import BINARY_OPS, MEAN_REDUCTIONS, REDUCE_OPS, UNARY_OPS, math_op
@@ -51,6 +54,8 @@ class _Base:
     """May move down to just before its first dependent statement."""
     sbuf_operands: frozenset[int] = frozenset()
     """Operand positions that must be read from SBUF (PSUM is evicted first)."""
+    engines: tuple[str, ...] = ()
+    """The engines its instruction may run on (:mod:`.engines`); empty: its op's engine."""
 
 
 class AllocLowering(_Base):
@@ -162,6 +167,10 @@ class TransposeLowering(_Base):
     sbuf_operands = frozenset({0})
 
     def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
+        group = kb.fusions.transposes_of.get(node)
+        if group is not None:
+            _transpose_group(kb, [kb.program[member] for member in group], kb.describe(node))
+            return
         data = kb.read(stmt.operands[0], kb.describe(node), sbuf=True)
         shape = tuple(stop - start for start, stop in stmt.dst.slices)
         dtype = kb.dtype_of(data)
@@ -177,6 +186,25 @@ class TransposeLowering(_Base):
         result = Ref(scratch, whole(shape))
         kb.call("nisa.nc_transpose", ("dst", result), ("data", data))
         kb.store_result(stmt, result)
+
+
+def _transpose_group(kb: KernelBuilder, members: list[Statement], text: str) -> None:
+    """Transposes of column blocks of one tile into the columns of one PSUM tile, copied
+    to SBUF at once; each result is its columns of the copy (``KernelBuilder.views``)."""
+    datas = [kb.read(stmt.operands[0], text, sbuf=True) for stmt in members]
+    rows, cols = (stop - start for start, stop in members[0].dst.slices)
+    width = cols * len(members)
+    dtype = kb.dtype_of(datas[0])
+    scratch = kb.new_tile(f"{members[0].dst.var}_psum", (rows, width), dtype, "psum")
+    for index, data in enumerate(datas):
+        part = Ref(scratch, const_slices(((0, rows), (index * cols, (index + 1) * cols))))
+        kb.call("nisa.nc_transpose", ("dst", part), ("data", data))
+    copy = kb.new_tile(f"{members[0].dst.var}_sb", (rows, width), kb.types.working_code, "sbuf")
+    kb.call(
+        "nisa.tensor_copy", ("dst", Ref(copy, whole(copy.shape))), ("src", Ref(scratch, whole(scratch.shape)))
+    )
+    for index, stmt in enumerate(members):
+        kb.views[stmt.dst.var] = (copy, index * cols)
 
 
 class ActivationLowering(_Base):
@@ -224,6 +252,7 @@ class TensorTensorLowering(_Base):
     """Both inputs may not be in PSUM: the second is then read from its SBUF copy."""
 
     op_name = "tensor_tensor"
+    engines = CHOICES["nisa.tensor_tensor"]
 
     def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
         text = kb.describe(node)
@@ -256,6 +285,7 @@ class TensorScalarLowering(_Base):
     statement producing its data, when fused (:mod:`.fusion`), as ``op0`` and it as ``op1``."""
 
     op_name = "tensor_scalar"
+    engines = CHOICES["nisa.tensor_scalar"]
 
     def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
         text = kb.describe(node)

@@ -59,16 +59,19 @@ def statement_order(
     return order
 
 
-def allocation_points(program: Program, order: list[int], variables: list[str]) -> dict[int, list[str]]:
+def allocation_points(
+    program: Program, order: list[int], variables: list[str], feeding_run: bool = True
+) -> dict[int, list[str]]:
     """Position in ``order`` before which each of ``variables`` is allocated (see module
-    docstring); variables sharing a position keep the order of their first writes."""
+    docstring; without ``feeding_run``, just before its first write); variables sharing
+    a position keep the order of their first writes."""
     position = {node: i for i, node in enumerate(order)}
     points: dict[int, list[str]] = {}
     firsts = sorted((min(position[w] for w in program.writers_of(v)), v) for v in variables)
     for first, var in firsts:
         feeding = {order[first]}
         start = first
-        while start > 0:
+        while start > 0 and feeding_run:
             prev = order[start - 1]
             if not any(succ in feeding for succ in program.successors(prev)):
                 break

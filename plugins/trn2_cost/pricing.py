@@ -259,6 +259,10 @@ def price(stmt: Statement, pricing: Pricing) -> Price:
     dst = stmt.operands[op.write_positions[0]]
     shape = tuple(stop for _, stop in dst.slices)
     tile_bytes = (math.prod(shape[1:]) if len(shape) > 1 else 1) * itemsize(pricing.dtype(dst.var))
+    buffer = BUFFER_OF_ENGINE.get(op.engine, "sbuf")
+    if buffer == "psum":  # a PSUM tile takes whole banks, as the emitter and the simulator count it
+        bank = int(pricing.facts.get("psum_bank_bytes", 2048))
+        tile_bytes = -(-tile_bytes // bank) * bank
     evictions: tuple[Eviction, ...] = ()
     if op.engine in READS_SBUF_ONLY:
         kinds = {p: pricing.kind(stmt.operands[p].var) for p in op.read_positions}
@@ -274,7 +278,7 @@ def price(stmt: Statement, pricing: Pricing) -> Price:
         work.flops,
         work.bytes,
         work.peak_dtype if work.flops else None,
-        BUFFER_OF_ENGINE.get(op.engine, "sbuf"),
+        buffer,
         tile_bytes,
         evictions,
     )
