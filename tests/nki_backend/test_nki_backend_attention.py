@@ -83,7 +83,7 @@ def test_transposes_of_one_tile_share_a_psum_tile_and_one_copy() -> None:
 def test_a_group_holds_at_most_a_psum_bank() -> None:
     shapes = _shapes(128, 128, 1024)
     program = ng.saturate(ng.tile(_attention, shapes, dtype="bfloat16"))
-    order = list(range(len(program)))
+    order = list(program.ids)
     transposes = [n for n in order if program[n].op.name == "nc_transpose"]
     by_bank = plan_fusions(program, order, lambda stmt: 256)  # two 128-row results per tile
     assert sorted(len(g) for g in by_bank.transposes_of.values()) == [2, 2, 2, 2]
@@ -95,21 +95,21 @@ def test_a_group_holds_at_most_a_psum_bank() -> None:
 def test_a_group_takes_blocks_of_several_tiles_written_before_it_runs() -> None:
     """Once a row's exponentials are both written, its eight transposes share one bank."""
     program = ng.saturate(ng.tile(_attention, _shapes(128, 128, 1024), dtype="bfloat16"))
-    transposes = [n for n in range(len(program)) if program[n].op.name == "nc_transpose"]
-    exps = [n for n in range(len(program)) if program[n].op.name.startswith("activation")]
+    transposes = [n for n in program.ids if program[n].op.name == "nc_transpose"]
+    exps = [n for n in program.ids if program[n].op.name.startswith("activation")]
     after = set(transposes)  # statements with a transpose among their inputs, transitively
-    for n in range(len(program)):
+    for n in program.ids:
         if any(p in after for p in program.predecessors(n)):
             after.add(n)
-    before = [n for n in range(len(program)) if n not in after]
-    order = before + transposes + [n for n in range(len(program)) if n in after and n not in transposes]
+    before = [n for n in program.ids if n not in after]
+    order = before + transposes + [n for n in program.ids if n in after and n not in transposes]
     assert max(order.index(e) for e in exps if program[e].attr("op") == "exp") < order.index(transposes[0])
     fusions = plan_fusions(program, order, lambda stmt: 1024)  # one bank of bf16 columns
     assert list(fusions.transposes_of.values()) == [tuple(transposes)]
     sources = {program[n].operands[0].var for n in transposes}
     assert len(sources) == 2
     # in program order the second exponential comes after the first transposes: two groups
-    in_order = plan_fusions(program, list(range(len(program))), lambda stmt: 1024)
+    in_order = plan_fusions(program, list(program.ids), lambda stmt: 1024)
     assert sorted(len(g) for g in in_order.transposes_of.values()) == [4, 4]
 
 
@@ -127,7 +127,7 @@ def test_the_pipelined_order_keeps_held_psum_within_its_room(priority: str) -> N
     order = pipelined_order(
         program, TRN2_TIMING, lambda s: s.op.name == "load", 3 * 2048, held.__contains__, priority=priority
     )
-    assert sorted(order) == list(range(len(program)))
+    assert sorted(order) == list(program.ids)
     position = {node: i for i, node in enumerate(order)}
     live = 0
     events = []
