@@ -82,8 +82,13 @@ class ReductionMerge(Transform):
             for node in program.statements_of(op_name):
                 stmt = program[node]
                 rule = _rule(stmt)
-                if rule is None or rule.partial is not None or reduced_axis(stmt.op) is None:
+                axis = reduced_axis(stmt.op)
+                if rule is None or rule.partial is not None or axis is None:
                     continue
+                if not stmt.op.can_merge_dim(
+                    axis, _joined_size(stmt.op, stmt, stmt, axis) // 2 + 1, program.target
+                ):
+                    continue  # a chunk already at the op's limit joins no other (matmul K on Trn2)
                 found = (
                     self._accumulated(program, node) if rule.op is None else self._folded(program, node, rule)
                 )
@@ -268,16 +273,20 @@ def _joined(program: Program, first: int, second: int, swapped: bool = False) ->
     return Join(a._replace(operands=tuple(operands)), loads)
 
 
-def _joined_size(op: Op, lower: Statement, upper: Statement, axis: str) -> int:
-    """The extent along ``axis`` of ``lower``'s chunk followed by ``upper``'s (whether or
-    not they are neighbours: ``_joined`` checks that)."""
+def _extent(op: Op, stmt: Statement, axis: str) -> int:
+    """The extent of ``stmt``'s chunk along the reduced ``axis``."""
     for position in op.read_positions:
         labels = op.axes[position]
         if axis in labels:
-            dim = labels.index(axis)
-            low, high = lower.operands[position].slices[dim], upper.operands[position].slices[dim]
-            return (low[1] - low[0]) + (high[1] - high[0])
+            start, stop = stmt.operands[position].slices[labels.index(axis)]
+            return stop - start
     return 0
+
+
+def _joined_size(op: Op, lower: Statement, upper: Statement, axis: str) -> int:
+    """The extent along ``axis`` of ``lower``'s chunk followed by ``upper``'s (whether or
+    not they are neighbours: ``_joined`` checks that)."""
+    return _extent(op, lower, axis) + _extent(op, upper, axis)
 
 
 def _loads_joined(program: Program, low: Operand, high: Operand, dim: int) -> tuple[Operand, Edit] | None:
