@@ -108,7 +108,8 @@ def _notified(program: Program, steps: Iterator[tuple[Batch, Program]]) -> Itera
 def saturate(
     program: Program, names: Sequence[str | Transform] | None = None, *, check: bool = False, seed: int = 0
 ) -> Program:
-    """Apply the transforms (default: data_reuse, operand_merge, dead_code) to a fixpoint.
+    """Apply the transforms (default: ``DEFAULT_PIPELINE``: data_reuse, operand_merge,
+    reduction_merge, scale_after_matmul, dead_code) to a fixpoint.
 
     ``check=True`` also runs every batch's program on random inputs (drawn from ``seed``)
     and compares it with ``program``, as search does (``nkigym_graph.numeric.equivalence``):
