@@ -5,7 +5,9 @@ A *stream* is a pool of equal buffers (*slots*) that tiles of one kind rotate th
 results (fp32), ``psum.<dtype>`` for those that keep their input's dtype (a transpose of
 a bf16 tile is written straight into a ``psum.bfloat16`` slot, ``psum_dtypes``),
 ``evict`` for their SBUF copies, and, for other computed tiles, the name of the op that
-defines them. A tile that an elementwise op computes from a tile dying
+defines them (``<op>.stat`` for row statistics, ``[P, 1]`` columns such as sums, maxima
+and scales, held in fp32 as the engines compute them and as the unscheduled kernel holds
+them, at no cost). A tile that an elementwise op computes from a tile dying
 there takes that tile's slot (in place, as ``acc = acc + partial`` does), staying in its
 stream.
 
@@ -40,6 +42,9 @@ WORK_DTYPE = "float32"
 """The dtype of a tile whose tensor does not say (and of computed tiles in a float64
 program, ``working_dtype``)."""
 IN_PLACE_ENGINES = frozenset({"vector", "scalar", "gpsimd"})
+STATISTIC = "stat"
+"""The suffix of a stream of row statistics (``<op>.stat``)."""
+STATISTIC_DTYPE = "float32"
 
 
 class Slot(NamedTuple):
@@ -123,10 +128,12 @@ class _Walk:
             return f"load.{program[self.load_of[var]].operands[0].var}"
         if var in kernel.psum:
             return psum_stream(psum_dtypes(program)[var])
-        if var in kernel.evictions:
-            return EVICT
-        defined = program.variables[var].defined_by
-        return program[defined].op.name if defined is not None else "sbuf"
+        info = program.variables[var]
+        defined = info.defined_by
+        name = (
+            EVICT if var in kernel.evictions else program[defined].op.name if defined is not None else "sbuf"
+        )
+        return f"{name}.{STATISTIC}" if name != "sbuf" and is_statistic(info.shape) else name
 
     def run(self) -> None:
         program = self.program
@@ -404,7 +411,9 @@ def _sbuf_dtypes(program: Program) -> Callable[[str], str]:
 
     def dtype_of(var: str) -> str:
         source = var if variables[var].external else loaded.get(var)
-        return working if source is None else variables[source].dtype or WORK_DTYPE
+        if source is None:
+            return STATISTIC_DTYPE if is_statistic(variables[var].shape) else working
+        return variables[source].dtype or WORK_DTYPE
 
     return dtype_of
 
@@ -426,9 +435,16 @@ def _stream(program: Program, name: str, members: set[str], count: int) -> Strea
         buffer, dtype = "psum", PSUM_DTYPE if name == PSUM else name.removeprefix(f"{PSUM}.")
     elif name.startswith("load."):
         buffer, dtype = "sbuf", program.variables[name.removeprefix("load.")].dtype or WORK_DTYPE
+    elif name.endswith(f".{STATISTIC}"):
+        buffer, dtype = "sbuf", STATISTIC_DTYPE
     else:
         buffer, dtype = "sbuf", working_dtype(program)
     return Stream(name, buffer, shape, dtype, count)
+
+
+def is_statistic(shape: tuple[int, ...]) -> bool:
+    """Whether a computed tile of ``shape`` is a row statistic (a ``[P, 1]`` column)."""
+    return len(shape) == 2 and shape[1] == 1
 
 
 def working_dtype(program: Program) -> str:
