@@ -237,9 +237,8 @@ def _joined(program: Program, first: int, second: int, swapped: bool = False) ->
         return None
     lower, upper = (b, a) if swapped else (a, b)
     if not a.op.can_merge_dim(axis, _joined_size(a.op, lower, upper, axis), program.target):
-        return None  # over the op's limit on the reduced axis: no need to look at the loads
+        return None  # over the op's limit on the reduced axis (checked before the loads)
     operands = list(a.operands)
-    size = 0
     loads = Edit()
     for position in a.op.read_positions:
         low, high = lower.operands[position], upper.operands[position]
@@ -262,10 +261,6 @@ def _joined(program: Program, first: int, second: int, swapped: bool = False) ->
                 return None
             operands[position], edit = found
             loads = _combined(loads, edit)
-            span = operands[position].slices[dim]
-        size = span[1] - span[0]
-    if not a.op.can_merge_dim(axis, size, program.target):
-        return None
     moved = set(loads.absorb)
     rank = program.order_key
     if any(rank(p) > rank(first) for p in program.pred_of(second) if p != first and p not in moved):

@@ -40,6 +40,7 @@ from nkigym_graph.errors import TransformError
 from nkigym_graph.ir.ops import get_op
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.statement import Operand, Statement, make_attrs
+from nkigym_graph.ir.variables import fresh_name
 from nkigym_graph.rewriting.transform import Edit, Match, Transform
 from nkigym_graph.scheduling.prepare import PSUM_ENGINES
 
@@ -109,12 +110,12 @@ class Rfactor(Transform):
             whole = tuple((0, n) for n in shape)
             running = None
             for j, start in enumerate(range(0, len(writers), group)):
-                partial = _fresh(f"{var}_p{j}", taken)
+                partial = fresh_name(f"{var}_p{j}", taken)
                 for i, node in enumerate(writers[start : start + group]):
                     stmt = program[node]
                     operands = (*stmt.operands[:2], Operand(partial, whole))
                     replaced[node] = Statement(stmt.op, operands, stmt.attrs, accumulate=i > 0)
-                total = _fresh(f"{var}_s{j}", taken)
+                total = fresh_name(f"{var}_s{j}", taken)
                 if running is None:
                     operands = (Operand(partial, whole), Operand(total, whole))
                     summed = Statement(copy, operands, make_attrs(op="copy"))
@@ -137,15 +138,6 @@ class Rfactor(Transform):
             statements.extend(sums)
             ids.extend([-1] * len(sums))
         return program.rebuilt(statements, ids)
-
-
-def _fresh(stem: str, taken: set[str]) -> str:
-    name, suffix = stem, 0
-    while name in taken:
-        suffix += 1
-        name = f"{stem}_{suffix}"
-    taken.add(name)
-    return name
 
 
 @hookimpl

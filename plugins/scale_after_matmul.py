@@ -36,7 +36,6 @@ same up to rounding (search checks it numerically like any rewrite).
 
 from __future__ import annotations
 
-from itertools import chain, count
 from typing import NamedTuple
 
 from nkigym_graph import hookimpl
@@ -44,6 +43,7 @@ from nkigym_graph.errors import TransformError
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.slices import Slices
 from nkigym_graph.ir.statement import Operand, Statement
+from nkigym_graph.ir.variables import fresh_name
 from nkigym_graph.rewriting.transform import Edit, Match, Transform
 
 TRANSPOSE, MATMUL = "nc_transpose", "nc_matmul"
@@ -174,9 +174,7 @@ class ScaleAfterMatmul(Transform):
             scaling = program[scaled[product.transposes[0]].scaling]
             rows = program.variables[var].shape[0]
             column = Operand(product.column, ((product.offset, product.offset + rows), (0, 1)))
-            stem = f"{var}_scaled"
-            renames[var] = next(n for n in chain([stem], (f"{stem}_{i}" for i in count(1))) if n not in taken)
-            taken.add(renames[var])
+            renames[var] = fresh_name(f"{var}_scaled", taken)
             whole = _whole(program, var)
             operands = (Operand(var, whole), column, Operand(renames[var], whole))
             after[product.writers[-1]] = Statement(scaling.op, operands, scaling.attrs)

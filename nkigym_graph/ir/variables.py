@@ -28,6 +28,22 @@ class Param(NamedTuple):
     """``hbm`` for kernel inputs; ``sbuf`` for a fragment's on-chip inputs."""
 
 
+def fresh_name(stem: str, taken: set[str]) -> str:
+    """``stem``, or ``stem_1``, ``stem_2``, ... whichever is not in ``taken`` first; it is
+    added to ``taken``.
+
+    >>> taken = {"t", "t_1"}
+    >>> fresh_name("t", taken), fresh_name("u", taken), sorted(taken)
+    ('t_2', 'u', ['t', 't_1', 't_2', 'u'])
+    """
+    name, suffix = stem, 0
+    while name in taken:
+        suffix += 1
+        name = f"{stem}_{suffix}"
+    taken.add(name)
+    return name
+
+
 class Variable(NamedTuple):
     """One tensor variable of a program."""
 

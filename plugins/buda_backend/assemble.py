@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from nkigym_graph.ir.variables import fresh_name
+
 from .arch import Arch
 from .names import Names
 from .nodes import ConstSource, NodeGraph, NodeSource, ParamSource
@@ -34,13 +36,6 @@ def _op_entry(op: BuiltOp, location: Pair, fused_id: int | None) -> dict[str, An
     if fused_id is not None:
         entry["attributes"] = {"fused_op_id": fused_id}
     return entry
-
-
-def _fresh(base: str, taken: set[str]) -> str:
-    name, k = base, 1
-    while name in taken:
-        name, k = f"{base}_{k}", k + 1
-    return name
 
 
 def _program(graph_name: str, host_queues: list[str]) -> list[dict[str, Any]]:
@@ -93,7 +88,7 @@ def assemble(
             queues[name] = host_queue(source_queue_shape(source), arch, dram)
     op_map = {op.name: op for op in ops}
     if alone:
-        targets = {_fresh(f"{op.name}_out", queues.keys() | made): op.name for op in ops}
+        targets = {fresh_name(f"{op.name}_out", queues.keys() | made): op.name for op in ops}
     else:
         targets = {names.outputs[o]: names.nodes[node] for o, node in graph.outputs.items()}
     for queue_name, producer in targets.items():

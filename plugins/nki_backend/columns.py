@@ -27,6 +27,7 @@ import itertools
 
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.statement import Operand, Statement
+from nkigym_graph.ir.variables import fresh_name
 
 ELEMENTWISE = frozenset(
     {
@@ -72,7 +73,7 @@ def split_columns(program: Program, pieces: int) -> Program:
         dst = stmt.dst
         external = program.variables[dst.var].external
         if not external:
-            names[dst.var] = [_fresh(f"{dst.var}_c{i}", taken) for i in range(len(bounds))]
+            names[dst.var] = [fresh_name(f"{dst.var}_c{i}", taken) for i in range(len(bounds))]
         for index, (c0, c1) in enumerate(bounds):
             operands = list(stmt.operands)
             for position, operand in enumerate(stmt.operands):
@@ -161,10 +162,3 @@ def _width(operand: Operand) -> int:
 
 def _rows(operand: Operand) -> int:
     return operand.slices[0][1] - operand.slices[0][0]
-
-
-def _fresh(name: str, taken: set[str]) -> str:
-    while name in taken:
-        name += "_"
-    taken.add(name)
-    return name

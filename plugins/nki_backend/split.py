@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.statement import Operand, Statement
+from nkigym_graph.ir.variables import fresh_name
 
 from .ir import Group, Tile
 from .memory import Interval, group_positions, live_intervals, peak
@@ -71,10 +72,7 @@ def split_loads(program: Program, plans: Sequence[SplitPlan]) -> Program:
             continue
         source = stmt.operands[0]
         for index, region in enumerate(plan.regions):
-            name = f"{plan.var}_{index}"
-            while name in taken:
-                name += "_"
-            taken.add(name)
+            name = fresh_name(f"{plan.var}_{index}", taken)
             renames[(plan.var, region)] = name
             src = tuple((s0 + lo, s0 + hi) for (s0, _), (lo, hi) in zip(source.slices, region, strict=True))
             dst = tuple((0, hi - lo) for lo, hi in region)

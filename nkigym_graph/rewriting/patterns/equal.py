@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from nkigym_graph.rewriting.patterns.tree import Found, Where
+from nkigym_graph.rewriting.patterns.tree import Found, Where, attrs_match
 
 if TYPE_CHECKING:
     from nkigym_graph.ir.program import Program
@@ -53,10 +53,8 @@ class EqualPattern:
         stmt = program[node]
         if (self.op is not None and stmt.op.name != self.op) or stmt.accumulate or len(stmt.writes) != 1:
             return None
-        for name, wanted in self.attrs.items():
-            value = stmt.attr(name)
-            if not (wanted(value) if callable(wanted) else value == wanted):
-                return None
+        if not attrs_match(stmt, self.attrs):
+            return None
         dst = stmt.dst
         info = program.variables.get(dst.var)
         if (

@@ -33,7 +33,7 @@ from nkigym_graph.errors import TransformError
 from nkigym_graph.ir.memo import memo
 from nkigym_graph.rewriting.patterns.adjacency import MergeAnalysis
 from nkigym_graph.rewriting.patterns.sections import Section, Spec
-from nkigym_graph.rewriting.patterns.tree import Found, Where
+from nkigym_graph.rewriting.patterns.tree import Found, Where, attrs_match
 
 if TYPE_CHECKING:
     from nkigym_graph.ir.program import Program
@@ -108,11 +108,8 @@ class SetPattern:
 
     def accepts(self, program: Program, node: int) -> bool:
         """Whether statement ``node`` satisfies the attribute constraints and ``where``."""
-        stmt = program[node]
-        for name, wanted in self.attrs.items():
-            value = stmt.attr(name)
-            if not (wanted(value) if callable(wanted) else value == wanted):
-                return False
+        if not attrs_match(program[node], self.attrs):
+            return False
         return self.where is None or self.where(program, node)
 
     def __repr__(self) -> str:

@@ -31,9 +31,20 @@ from nkigym_graph.errors import TransformError
 
 if TYPE_CHECKING:
     from nkigym_graph.ir.program import Program
+    from nkigym_graph.ir.statement import Statement
 
 Where = Callable[["Program", int], bool]
 """A condition on one statement of a program."""
+
+
+def attrs_match(stmt: Statement, attrs: Mapping[str, Any]) -> bool:
+    """Whether ``stmt`` meets every attribute constraint of ``attrs`` (a value, or a
+    predicate called with the value)."""
+    for name, wanted in attrs.items():
+        value = stmt.attr(name)
+        if not (wanted(value) if callable(wanted) else value == wanted):
+            return False
+    return True
 
 
 class Found(Mapping[str, int]):
@@ -117,12 +128,8 @@ class Pattern:
 
     def _matches(self, program: Program, node: int, nodes: list[int], captures: dict[str, int]) -> bool:
         stmt = program[node]
-        if self.op is not None and stmt.op.name != self.op:
+        if (self.op is not None and stmt.op.name != self.op) or not attrs_match(stmt, self.attrs):
             return False
-        for name, wanted in self.attrs.items():
-            value = stmt.attr(name)
-            if not (wanted(value) if callable(wanted) else value == wanted):
-                return False
         if self.where is not None and not self.where(program, node):
             return False
         nodes.append(node)
