@@ -23,7 +23,7 @@ from nkigym_graph.ir.targets import Target
 from nkigym_graph.ir.variables import INTERMEDIATE
 from nkigym_graph.nki_sim.timing.constants import timing_constants
 
-from .engines import CHOICES, FIXED_ENGINE, GPSIMD, EngineLoads
+from .engines import CHOICES, FIXED_ENGINE, GPSIMD, TENSOR, EngineLoads
 from .errors import NkiEmitError
 from .fusion import Fusions
 from .ir import Affine, Alloc, Arg, Assign, Call, Group, Hbm, Instr, Pool, Ref, Tile, const_slices, whole
@@ -168,8 +168,10 @@ class KernelBuilder:
                 load = isinstance(dst.base, Tile | Pool)
                 side = dst if load else refs[0]
                 assert isinstance(side.base, Tile | Pool)
-                nbytes = _partitions(side) * _per_partition(side) * side.base.itemsize
-                self.engines.transfer(load, nbytes, reads, id(dst.base))
+                hbm = refs[0] if load else dst
+                per_partition = _per_partition(side) * side.base.itemsize
+                run = hbm_run_bytes(hbm, side.base.itemsize)
+                self.engines.transfer(load, _partitions(side), per_partition, run, reads, id(dst.base))
             elif fn in CHOICES or fn in FIXED_ENGINE:
                 moving = next((arg for key, arg in args if key == "moving" and isinstance(arg, Ref)), None)
                 elements = max(_per_partition(ref) for ref in (dst, *refs))
@@ -186,7 +188,8 @@ class KernelBuilder:
                     if engine != options[0]:
                         args = (*args, ("engine", f"nisa.engine.{engine}"))
                 else:
-                    self.engines.run(FIXED_ENGINE[fn], elements, inputs, reads, id(dst.base))
+                    dtype = _pe_dtype(refs[0]) if FIXED_ENGINE[fn] == TENSOR and refs else "bfloat16"
+                    self.engines.run(FIXED_ENGINE[fn], elements, inputs, reads, id(dst.base), dtype=dtype)
                 for base in also:  # a second result (an activation's row sum) lands with the first
                     self.engines.same_as(id(base), id(dst.base))
         self._instrs.append(Call(fn, tuple(args)))
@@ -388,6 +391,30 @@ def _nothing() -> None:
 def _per_partition(ref: Ref) -> int:
     """Elements per partition of a region."""
     return math.prod(stop.const - start.const for start, stop in ref.slices[1:]) if len(ref.slices) > 1 else 1
+
+
+def hbm_run_bytes(ref: Ref, itemsize: int) -> int:
+    """Bytes of each contiguous run of a region of an HBM tensor, within one partition
+    row (one DMA descriptor element): ``x[0:128, 0:1024]`` of an ``x`` [1024, 4096] of
+    fp32 runs 4 KiB, ``x[0:128, 0:4096]`` 16 KiB (the whole row)."""
+    shape = ref.base.shape
+    run = itemsize
+    for (start, stop), size in zip(reversed(ref.slices[1:]), reversed(shape[1:]), strict=True):
+        run *= stop.const - start.const
+        if stop.const - start.const != size:
+            break
+    return run
+
+
+PE_DTYPES = {4: "float32", 2: "bfloat16", 1: "float8_e4m3"}
+"""The Tensor Engine's rate class by input item size (fp16 streams at the bf16 rate)."""
+
+
+def _pe_dtype(ref: Ref) -> str:
+    """The input dtype a Tensor Engine instruction streams at (its stationary operand's,
+    as the timing model takes it)."""
+    itemsize = ref.base.itemsize if isinstance(ref.base, Tile | Pool) else 2
+    return PE_DTYPES.get(itemsize, "bfloat16")
 
 
 def _partitions(ref: Ref) -> int:

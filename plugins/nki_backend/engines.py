@@ -7,9 +7,11 @@ instructions in order, side by side, so a kernel that gives them all to the Vect
 Engine waits on it while the others idle, and an instruction queued behind one that
 waits for its inputs waits too. The backend follows the kernel as it emits it, with the
 calibrated timing model's per-instruction times (``nkigym_graph.nki_sim.timing``):
-when each engine's queue is free, when each buffer's last write lands (loads at the DMA
-rate). With ``emit(..., reorder=True)`` it gives each flexible instruction to an engine
-by one of four policies: ``finish``, the engine on which it would finish first;
+when each engine's queue is free, when each buffer's last write lands (DMA transfers
+as the timing model moves them: after their fixed latency, each run of HBM bytes at the
+queues' rate plus its overhead; matmuls at their input dtype's rate). With
+``emit(..., reorder=True)`` it gives each flexible instruction to an engine by one of
+four policies: ``finish``, the engine on which it would finish first;
 ``balance``, the engine whose total work would end least (the default engine on a tie);
 ``ahead``, the engine on which it would finish first counting the work only that
 engine can do that is still to come (a row's maxima on the Vector Engine, its
@@ -81,9 +83,10 @@ class EngineLoads:
         """Time of the work only this engine can do that the kernel has still to issue
         (set by the caller; the ``ahead`` policy weighs it)."""
 
-    def time_ns(self, engine: str, elements: int, inputs: int) -> float:
+    def time_ns(self, engine: str, elements: int, inputs: int, dtype: str = "bfloat16") -> float:
         """One instruction of ``elements`` per partition over ``inputs`` streamed operands
-        (for the Tensor Engine: ``elements`` moving columns, at the bf16 rate)."""
+        (for the Tensor Engine: ``elements`` moving columns of ``dtype`` inputs, at that
+        dtype's rate: fp32 streams four times slower than bf16)."""
         c = self.constants
         if engine == VECTOR:
             per = c.vector_cycles_per_element_two_inputs if inputs >= 2 else c.vector_cycles_per_element
@@ -91,16 +94,34 @@ class EngineLoads:
         if engine == SCALAR:
             return (c.scalar_fixed_cycles + elements * c.scalar_cycles_per_element) / c.scalar_clock_ghz
         if engine == TENSOR:
-            return (c.pe_fixed_cycles + max(elements, c.pe_min_moving)) / c.pe_clock_ghz
+            columns = max(elements, c.pe_min_moving) * c.pe_cycles_per_column(dtype)
+            return (c.pe_fixed_cycles + columns) / c.pe_clock_ghz
         return (c.gpsimd_fixed_cycles + elements * c.gpsimd_cycles_per_element) / c.gpsimd_clock_ghz
 
-    def transfer(self, load: bool, nbytes: int, reads: Sequence[int], write: int) -> None:
-        """A DMA of ``nbytes`` into (``load``) or out of SBUF, on its direction's ring."""
+    def transfer(
+        self,
+        load: bool,
+        partitions: int,
+        bytes_per_partition: int,
+        run_bytes: int,
+        reads: Sequence[int],
+        write: int,
+    ) -> None:
+        """A DMA into (``load``) or out of SBUF on its direction's ring, timed as the timing
+        model times it: its bytes start moving ``dma_fixed_ns_hwdge`` after its inputs are
+        ready (and once the ring is free); the busiest queue moves ``partitions / queues``
+        rows of ``bytes_per_partition``, each at the queue's rate plus
+        ``dma_chunk_overhead_ns`` per contiguous HBM run of ``run_bytes`` (so 4 KiB runs
+        move at 94% of the rate, 16 KiB runs at 98%)."""
         c = self.constants
         ring = "load" if load else "store"
-        start = max([self.free[ring], *(self.ready.get(r, 0.0) for r in reads)])
-        self.free[ring] = start + nbytes / (c.dma_queues * c.dma_queue_bytes_per_ns)
-        self.ready[write] = self.free[ring] + c.dma_fixed_ns_hwdge
+        inputs = max((self.ready.get(r, 0.0) for r in reads), default=0.0)
+        start = max(self.free[ring], inputs + c.dma_fixed_ns_hwdge)
+        rows = -(-partitions // c.dma_queues)
+        runs = -(-bytes_per_partition // max(run_bytes, 1))
+        row_ns = bytes_per_partition / c.dma_queue_bytes_per_ns + runs * c.dma_chunk_overhead_ns
+        self.free[ring] = start + rows * row_ns
+        self.ready[write] = self.free[ring]
         self.writer.pop(write, None)
 
     @property
@@ -109,15 +130,24 @@ class EngineLoads:
         return max(self.free.values())
 
     def run(
-        self, engine: str, elements: int, inputs: int, reads: Sequence[int], write: int, only: bool = True
+        self,
+        engine: str,
+        elements: int,
+        inputs: int,
+        reads: Sequence[int],
+        write: int,
+        only: bool = True,
+        dtype: str = "bfloat16",
     ) -> float:
         """Queue an instruction on ``engine``; returns when it finishes. ``only``: no other
-        engine could run it (it is work ``ahead`` counted)."""
-        finish = self._finish(engine, elements, inputs, reads)
-        self.busy[engine] += self.time_ns(engine, elements, inputs)
+        engine could run it (it is work ``ahead`` counted); ``dtype``: a Tensor Engine
+        instruction's input dtype."""
+        own = self.time_ns(engine, elements, inputs, dtype)
+        finish = self._finish(engine, elements, inputs, reads, dtype)
+        self.busy[engine] += own
         self.free[engine] = finish
         if only:
-            self.ahead[engine] = max(0.0, self.ahead[engine] - self.time_ns(engine, elements, inputs))
+            self.ahead[engine] = max(0.0, self.ahead[engine] - own)
         self.ready[write] = finish
         self.writer[write] = engine
         return finish
@@ -149,9 +179,11 @@ class EngineLoads:
         self.run(engine, elements, inputs, reads, write, only=False)
         return engine
 
-    def _finish(self, engine: str, elements: int, inputs: int, reads: Sequence[int]) -> float:
+    def _finish(
+        self, engine: str, elements: int, inputs: int, reads: Sequence[int], dtype: str = "bfloat16"
+    ) -> float:
         start = max([self.free[engine], *(self._ready_on(engine, r) for r in reads)])
-        return start + self.time_ns(engine, elements, inputs)
+        return start + self.time_ns(engine, elements, inputs, dtype)
 
     def _ready_on(self, engine: str, buffer: int) -> float:
         """When ``buffer``'s last write is visible to ``engine``."""

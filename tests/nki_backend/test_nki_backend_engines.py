@@ -5,10 +5,13 @@ simulate equal to numpy."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import nkigym_graph as ng
 from nkigym_graph.nki_sim.timing.constants import TRN2_TIMING
+from nkigym_graph_plugins.nki_backend.builder import hbm_run_bytes
 from nkigym_graph_plugins.nki_backend.engines import GPSIMD, SCALAR, THRIFTY, VECTOR, EngineLoads
+from nkigym_graph_plugins.nki_backend.ir import Hbm, Ref, const_slices
 
 
 def test_the_least_loaded_engine_after_the_instruction_is_chosen() -> None:
@@ -76,3 +79,36 @@ def test_gpsimd_never_touches_psum() -> None:
     for line in adds:
         reads_psum = any(f"={name}" in line or f"={name}[" in line for name in psum)
         assert not (reads_psum and "engine=nisa.engine.gpsimd" in line), line
+
+
+def test_a_transfer_moves_its_bytes_after_the_latency_and_pays_for_each_run() -> None:
+    """As the timing model: a store's bytes start ``dma_fixed_ns_hwdge`` after its input is
+    ready; the busiest queue moves 128 / 16 = 8 rows, each its bytes at the queue's rate
+    plus ``dma_chunk_overhead_ns`` per contiguous HBM run; the next transfer on the ring
+    waits for the ring, not for a second latency."""
+    c = TRN2_TIMING
+    loads = EngineLoads(c)
+    ready = loads.run(VECTOR, 4096, 1, [], 1)
+    loads.transfer(False, 128, 16384, 4096, [1], 2)  # a [128, 4096] fp32 tile in 4 KiB runs
+    row = 16384 / c.dma_queue_bytes_per_ns + 4 * c.dma_chunk_overhead_ns  # four runs of 4 KiB
+    pieces = ready + c.dma_fixed_ns_hwdge + 8 * row
+    assert loads.free["store"] == pytest.approx(pieces)
+    loads.transfer(False, 128, 16384, 16384, [1], 3)  # the same bytes in one run per row
+    whole = 8 * (16384 / c.dma_queue_bytes_per_ns + c.dma_chunk_overhead_ns)
+    assert loads.free["store"] == pytest.approx(pieces + whole)
+    assert loads.makespan == loads.free["store"]
+    loads.transfer(True, 40, 2048, 2048, [], 4)  # 40 partitions: three rows on the busiest queue
+    assert loads.free["load"] == pytest.approx(
+        c.dma_fixed_ns_hwdge + 3 * (2048 / c.dma_queue_bytes_per_ns + c.dma_chunk_overhead_ns)
+    )
+    assert loads.ready[4] == loads.free["load"]  # a loaded tile is ready when its bytes land
+
+
+def test_a_region_of_an_hbm_tensor_runs_as_far_as_its_rows_are_contiguous() -> None:
+    x = Hbm("x", (1024, 4096))
+    assert hbm_run_bytes(Ref(x, const_slices(((0, 128), (0, 1024)))), 4) == 4096  # a column piece
+    assert hbm_run_bytes(Ref(x, const_slices(((128, 256), (0, 4096)))), 4) == 16384  # whole rows
+    assert hbm_run_bytes(Ref(x, const_slices(((0, 128), (0, 4096)))), 2) == 8192  # bf16
+    cube = Hbm("c", (128, 8, 64))
+    assert hbm_run_bytes(Ref(cube, const_slices(((0, 128), (2, 6), (0, 64)))), 4) == 4 * 64 * 4
+    assert hbm_run_bytes(Ref(cube, const_slices(((0, 128), (2, 6), (0, 32)))), 4) == 32 * 4
