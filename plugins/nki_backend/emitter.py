@@ -10,12 +10,13 @@ Options of ``emit(program, backend="nki", ...)``:
 ``fit_memory`` (default True)
     when the SBUF peak exceeds the target, split wide loads (:mod:`.split`).
 ``reorder`` (default False)
-    also lower the program with instructions given to the least busy engine (two
-    policies, :mod:`.engines`) and in the list-scheduled statement order (two
+    also lower the program with instructions given to the least busy engine (the
+    policies of :mod:`.engines`) and in the list-scheduled statement order (two
     priorities, :mod:`.pipeline`), also with its store chains cut into column pieces
-    (:mod:`.columns`) and skewed by a row (:mod:`.skew`), and keep the lowering the
-    engine model ends at least ``REORDER_GAIN`` sooner: a faster kernel whose loops roll
-    less (program order on the default engines rolls into the shortest text).
+    (``COLUMN_PIECES``, :mod:`.columns`) and skewed by a row (:mod:`.skew`), and keep,
+    of the lowerings the engine model ends at least ``REORDER_GAIN`` sooner than the
+    first, the one it ends first: a faster kernel whose loops roll less (program order
+    on the default engines rolls into the shortest text).
 
 Facts of the artifact: ``lines`` and ``lines_unrolled``, ``loops``, instruction counts
 of the straight-line kernel (``dma_copy``, ``nc_matmul``, ...), estimated
@@ -53,9 +54,11 @@ from .rolling import Roller
 from .skew import skew_store_chains
 from .split import best_split, split_loads
 
-COLUMN_PIECES = 4
+COLUMN_PIECES = (2, 4)
 """With ``reorder``, the emitter also lowers the program with its store chains cut into
-this many column pieces (:mod:`.columns`) and skewed by a row (:mod:`.skew`)."""
+each of these many column pieces (:mod:`.columns`) and skewed by a row (:mod:`.skew`):
+fewer, wider pieces store longer HBM runs (at a higher share of the DMA rate, see
+:meth:`.engines.EngineLoads.transfer`), more pieces start storing sooner."""
 
 MAX_SPLIT_ROUNDS = 8
 
@@ -153,9 +156,10 @@ def _fit(
     if not reorder:
         return best, splits
     hoist = best is not sunk
-    best = _faster(best, partial(lower_program, program, target, types, lowerings, hoist))
+    first = best
+    best = _faster(first, partial(lower_program, program, target, types, lowerings, hoist))
     room = max(capacity, _sbuf_peak(best))
-    split = split_columns(program, COLUMN_PIECES)
+    pieced = [split_columns(program, pieces) for pieces in COLUMN_PIECES]
     # the program in list-scheduled order by each priority and engine policy
     orders = {
         priority: pipelined_statements(program, target, types, lowerings, priority) for priority in PRIORITIES
@@ -174,17 +178,25 @@ def _fit(
         for (priority, order), policy in product(orders.items(), POLICIES)
     ]
     # its store chains cut into column pieces (list-scheduled) and skewed (in their order)
-    variants = ((split, True), (skew_store_chains(program), False), (skew_store_chains(split), False))
-    for variant, pipelined in {(id(v), pipelined): (v, pipelined) for v, pipelined in variants}.values():
-        if variant is not program:
-            tried.extend(
-                partial(lower_program, variant, target, types, lowerings, hoist, policy, pipelined)
-                for policy in (*POLICIES, THRIFTY)
-            )
+    variants = [
+        *((split, True) for split in pieced),
+        (skew_store_chains(program), False),
+        *((skew_store_chains(split), False) for split in pieced),
+    ]
+    seen = {(tuple(program.statements), pipelined) for pipelined in (True, False)}
+    for variant, pipelined in variants:
+        key = (tuple(variant.statements), pipelined)
+        if key in seen:
+            continue
+        seen.add(key)
+        tried.extend(
+            partial(lower_program, variant, target, types, lowerings, hoist, policy, pipelined)
+            for policy in (*POLICIES, THRIFTY)
+        )
     for lower in tried:
         other = lower()
         fits = _sbuf_peak(other) <= room and _psum_peak(other) <= target.psum_bytes_per_partition
-        if fits and _clearly_faster(other, best):
+        if fits and _clearly_faster(other, first) and other.engines.makespan < best.engines.makespan:
             best = other
     return best, splits
 
@@ -203,12 +215,13 @@ def _planned(
 
 
 def _faster(first: KernelBuilder, lower: Callable[[str], KernelBuilder]) -> KernelBuilder:
-    """``first`` (lowered on the default engines) or the kernel each engine policy
-    lowers, whichever the engine model (:mod:`.engines`) ends clearly first."""
+    """``first`` (lowered on the default engines) or, when the engine model
+    (:mod:`.engines`) ends it clearly first, the fastest kernel of those each engine
+    policy lowers."""
     best = first
     for policy in POLICIES:
         other = lower(policy)
-        if _clearly_faster(other, best):
+        if _clearly_faster(other, first) and other.engines.makespan < best.engines.makespan:
             best = other
     return best
 

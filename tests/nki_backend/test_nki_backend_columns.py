@@ -36,6 +36,7 @@ CASES = {
 }
 REWRITES = {
     "split": lambda p: split_columns(p, 4),
+    "split_2": lambda p: split_columns(p, 2),
     "skew": skew_store_chains,
     "split_skew": lambda p: skew_store_chains(split_columns(p, 4)),
 }

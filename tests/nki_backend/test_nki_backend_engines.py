@@ -4,12 +4,15 @@ simulate equal to numpy."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 import nkigym_graph as ng
 from nkigym_graph.nki_sim.timing.constants import TRN2_TIMING
 from nkigym_graph_plugins.nki_backend.builder import hbm_run_bytes
+from nkigym_graph_plugins.nki_backend.emitter import _faster
 from nkigym_graph_plugins.nki_backend.engines import GPSIMD, SCALAR, THRIFTY, VECTOR, EngineLoads
 from nkigym_graph_plugins.nki_backend.ir import Hbm, Ref, const_slices
 
@@ -112,3 +115,17 @@ def test_a_region_of_an_hbm_tensor_runs_as_far_as_its_rows_are_contiguous() -> N
     cube = Hbm("c", (128, 8, 64))
     assert hbm_run_bytes(Ref(cube, const_slices(((0, 128), (2, 6), (0, 64)))), 4) == 4 * 64 * 4
     assert hbm_run_bytes(Ref(cube, const_slices(((0, 128), (2, 6), (0, 32)))), 4) == 32 * 4
+
+
+def _ending_at(makespan: float) -> SimpleNamespace:
+    return SimpleNamespace(engines=SimpleNamespace(makespan=makespan))
+
+
+def test_the_fastest_policy_is_kept_when_it_is_clearly_faster_than_the_first_lowering() -> None:
+    """Each candidate is compared with the first lowering (whose loops roll shortest), and the
+    fastest of those clearly faster is kept: not the first that beat the one before it."""
+    first = _ending_at(100.0)
+    kernels = {"balance": _ending_at(96.0), "finish": _ending_at(94.0), "ahead": _ending_at(95.0)}
+    assert _faster(first, kernels.__getitem__) is kernels["finish"]  # type: ignore[arg-type]
+    close = {"balance": _ending_at(98.0), "finish": _ending_at(97.5), "ahead": _ending_at(101.0)}
+    assert _faster(first, close.__getitem__) is first  # type: ignore[arg-type]

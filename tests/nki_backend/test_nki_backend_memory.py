@@ -22,6 +22,8 @@ def test_wide_loads_are_split_to_fit_sbuf(rng: np.random.Generator) -> None:
     assert report.peak_sbuf_bytes <= TRN2.sbuf_bytes_per_partition
     # each A block is loaded once (20 x 16 pieces), each B chunk once, one store per row block
     assert report.instruction_counts["nisa.dma_copy"] == 20 * 16 + 20 + 16
+    reordered = ng.emit_artifact(program, backend="nki", reorder=True)
+    assert reordered.facts["split_loads"] == 20  # the count of split loads, whichever lowering is kept
 
 
 def test_without_fitting_the_kernel_is_refused() -> None:
