@@ -181,10 +181,12 @@ class Program:
         n = len(stmts)
         id_of, next_id = (tuple(range(n)), n) if ids is None else ids
         put(self, "ids", id_of)
-        put(self, "_rank", dict(zip(id_of, range(n), strict=True)))
+        rank = dict(zip(id_of, range(n), strict=True))
+        put(self, "_rank", rank)
         put(self, "_ranks", range(n))
         put(self, "_next_id", next_id)
         self._init_caches(None)
+        put(self, "_at", rank)  # built in full: ranks are positions
         put(self, "variables", MappingProxyType({}))
 
         def describe(position: int) -> str:  # while building: variables defined by position
