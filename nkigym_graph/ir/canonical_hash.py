@@ -50,23 +50,32 @@ class _KeyMaker:
         text, internal = self.text, self.internal
         head = (stmt.op.name, stmt.attrs, stmt.accumulate)
         parts = [text.get(head) or text.setdefault(head, repr(head))]
+        read: dict[int, list[str]] = {}  # operand position -> keys of its producers, in edge order
+        for src, use in data_in:
+            found = read.get(use.position)
+            if found is None:
+                read[use.position] = [keys[src]]
+            else:
+                found.append(keys[src])
         for position, (var, slices) in enumerate(stmt.operands):
             inside = internal.get(var)
             if inside is None:
                 info = self.variables.get(var)
                 inside = internal[var] = info is not None and info.kind == INTERMEDIATE
             if inside:
-                found = [keys[src] for src, use in data_in if use.position == position]
-                ident = "~" + ",".join(sorted(found)) if len(found) > 1 else "~" + "".join(found)
+                found = read.get(position)
+                if found is None:
+                    parts.append("~")
+                else:
+                    parts.append("~" + (",".join(sorted(found)) if len(found) > 1 else found[0]))
             else:
-                ident = var
-            parts.append(ident)
+                parts.append(var)
             parts.append(text.get(slices) or text.setdefault(slices, repr(slices)))
         if order_in:
             sources = {src for src, _ in data_in}
-            after = dict.fromkeys(src for src, _ in order_in if src not in sources)
+            after = {src for src, _ in order_in if src not in sources}
             if after:
-                parts.append("after:" + ",".join(sorted(keys[src] for src in after)))
+                parts.append("after:" + ",".join(sorted([keys[src] for src in after])))
         return blake2b("|".join(parts).encode(), digest_size=16).hexdigest()
 
 

@@ -153,31 +153,46 @@ def build_dependencies(
     uncovered: list[tuple[int, int]] = []
     writes: dict[str, _RegionIndex] = {}
     reads: dict[str, _RegionIndex] = {}
+    tracked = remaining.keys()
+    positions_of: dict[tuple[int, bool], tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
     for node in range(len(statements)) if nodes is None else nodes:
         stmt = statements[node]
         op = stmt.op
         operands = stmt.operands
-        read_positions = op.read_positions + op.write_positions if stmt.accumulate else op.read_positions
+        accumulate = stmt.accumulate
+        positions = positions_of.get((id(op), accumulate))
+        if positions is None:
+            read_positions = op.read_positions + op.write_positions if accumulate else op.read_positions
+            positions = positions_of[(id(op), accumulate)] = (read_positions, op.write_positions)
+        read_positions, write_positions = positions
         # -- reads: data edges from the active writers of each region read
         for position in read_positions:
             var, slices = operands[position]
-            if var not in remaining:
+            if var not in tracked:
                 continue
             index = writes.get(var)
-            sources = index.overlapping(slices) if index is not None else []
-            if not sources:
+            if index is None:
                 uncovered.append((node, position))
             else:
-                assert index is not None
-                single = len(sources) == 1 and contains(index.entries[sources[0]], slices)
-                if not single and not _covered(slices, [index.entries[s] for s in sources]):
+                entries = index.entries
+                if index.cells is None and len(entries) == 1:  # one active write: the common case
+                    for only, region in entries.items():
+                        sources = [only] if overlaps(region, slices) else []
+                else:
+                    sources = index.overlapping(slices)
+                if not sources:
                     uncovered.append((node, position))
-                found = data.get(node)
-                if found is None:
-                    found = data[node] = []
-                use = Use(var, position, slices)
-                found.extend((src, use) for src in sources)
+                else:
+                    single = len(sources) == 1 and contains(entries[sources[0]], slices)
+                    if not single and not _covered(slices, [entries[s] for s in sources]):
+                        uncovered.append((node, position))
+                    use = Use(var, position, slices)
+                    found = data.get(node)
+                    if found is None:
+                        data[node] = [(src, use) for src in sources]
+                    else:
+                        found.extend((src, use) for src in sources)
             if not remaining[var]:
                 continue  # no later write can conflict with this read
             pending = reads.get(var)
@@ -189,21 +204,22 @@ def build_dependencies(
                 slices = span(previous, slices)
             pending.add(node, slices)
         # -- writes: order after earlier overlapping writes and reads
-        for position in op.write_positions:
+        for position in write_positions:
             var, slices = operands[position]
-            if var not in remaining:
+            if var not in tracked:
                 continue  # not tracked in this pass
             remaining[var] -= 1
             index = writes.get(var)
             if index is None:
                 index = writes[var] = _RegionIndex()
-            for prev in index.overlapping(slices):
-                if prev != node:
-                    order.setdefault(node, []).append((prev, var))
-                if contains(slices, index.entries[prev]):
-                    index.remove(prev)
+            elif index.entries:
+                for prev in index.overlapping(slices):
+                    if prev != node:
+                        order.setdefault(node, []).append((prev, var))
+                    if contains(slices, index.entries[prev]):
+                        index.remove(prev)
             pending = reads.get(var)
-            if pending is not None:
+            if pending is not None and pending.entries:
                 for reader in pending.overlapping(slices):
                     if reader != node:
                         order.setdefault(node, []).append((reader, var))

@@ -80,9 +80,15 @@ def build_variables(
             raise VerificationError("duplicate_parameter", f"output {o.name!r} clashes with a parameter")
         table[o.name] = Variable(o.name, OUTPUT, tuple(o.shape), o.dtype, None)
     for node, stmt in enumerate(statements):
-        check_arity(stmt, node, describe)
-        for position in stmt.op.write_positions:
-            record_write(table, counts, node, stmt, position, describe)
+        op = stmt.op
+        if len(stmt.operands) != len(op.operand_names):
+            check_arity(stmt, node, describe)
+        for position in op.write_positions:
+            known = table.get(stmt.operands[position][0])
+            if known is not None and known.kind == INTERMEDIATE and op.name != "alloc":  # written again
+                counts[known.name] += 1
+            else:
+                record_write(table, counts, node, stmt, position, describe)
     return table
 
 

@@ -34,6 +34,8 @@ from nkigym_graph.ir.targets import Target
 from nkigym_graph.ir.variables import INTERMEDIATE, Variable
 
 Describe = Callable[[int], str]
+_UNSEEN = ("", "")
+"""Marks an op-level verdict not worked out yet."""
 
 
 def check_statements(
@@ -54,23 +56,24 @@ def check_statements(
     for node in range(len(statements)) if nodes is None else nodes:
         stmt = statements[node]
         op, operands, attrs = stmt.op, stmt.operands, stmt.attrs
-        key = (op, attrs, tuple(o[1] for o in operands))
-        if key in op_verdicts:
-            verdict = op_verdicts[key]
-        else:
+        key = (op, attrs, tuple([o[1] for o in operands]))
+        verdict = op_verdicts.get(key, _UNSEEN)
+        if verdict is _UNSEEN:
             verdict = op_verdicts[key] = _op_verdict(stmt, target)
         if verdict is not None:
             raise VerificationError(verdict[0], verdict[1], describe(node))
         on_chip_positions = op.on_chip_positions
+        moves_data = op.engine != "none"
         for position, (var, slices) in enumerate(operands):
             info = variables.get(var)
             if info is None:
                 raise VerificationError("unknown_variable", f"{var!r} is not defined", describe(node))
-            if (slices, info.shape) not in bounds_ok:
+            bound = (slices, info.shape)
+            if bound not in bounds_ok:
                 _check_slices(var, slices, info, describe, node)
-                bounds_ok.add((slices, info.shape))
+                bounds_ok.add(bound)
             on_chip = position in on_chip_positions
-            if on_chip == info.external and op.engine != "none":
+            if on_chip == info.external and moves_data:
                 where = "an on-chip tile" if on_chip else "an HBM tensor"
                 raise VerificationError(
                     "memory",

@@ -147,10 +147,16 @@ def apply_batch(
 
 
 def derive(
-    program: Program, transform: Transform, matches: Sequence[Match], saturate: bool = False
+    program: Program,
+    transform: Transform,
+    matches: Sequence[Match],
+    saturate: bool = False,
+    first: tuple[Program, tuple[Match, ...]] | None = None,
 ) -> tuple[Program, Batches]:
-    """The program a candidate leads to and the batches it applied (see the module docstring)."""
-    program, applied = apply_batch(program, transform, matches)
+    """The program a candidate leads to and the batches it applied (see the module
+    docstring). ``first``: what ``apply_batch(program, transform, matches)`` gave, when
+    it is known (a saturating candidate starts with the batch of its plain twin)."""
+    program, applied = apply_batch(program, transform, matches) if first is None else first
     batches = [applied]
     while saturate and len(batches) < MAX_SATURATING_BATCHES:
         more = _batch(program, transform)

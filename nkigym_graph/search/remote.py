@@ -59,10 +59,12 @@ def evaluate(
     verifier: Verifier | None,
     full: bool,
     known: Container[str] = (),
+    first: tuple[Program, tuple[Match, ...]] | None = None,
 ) -> Outcome:
-    """Derive, then (unless its hash is ``known``) price and check one candidate."""
+    """Derive, then (unless its hash is ``known``) price and check one candidate
+    (``first``: its first batch's result, when known; see ``derive``)."""
     try:
-        child, applied = derive(parent, transform, matches, saturate)
+        child, applied = derive(parent, transform, matches, saturate, first)
     except Exception as err:  # a transform's own bug is reported with the state, like a refused rewrite
         return Outcome("", (tuple(matches),), None, None, _describe(err), None)
     key = child.canonical_hash

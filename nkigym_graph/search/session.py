@@ -19,7 +19,7 @@ from concurrent.futures import Executor
 from nkigym_graph.cost import CostModel
 from nkigym_graph.ir.program import Program
 from nkigym_graph.numeric.equivalence import Verifier, VerifySettings
-from nkigym_graph.rewriting.transform import Transform
+from nkigym_graph.rewriting.transform import Match, Transform
 from nkigym_graph.search.derive import Candidate, backoff, candidates_of, derive, edit_based, span
 from nkigym_graph.search.errors import SearchError
 from nkigym_graph.search.executors import run_ordered
@@ -69,6 +69,10 @@ class Session:
         self._cached_statements = 0
         self._cache_limit = max(PROGRAM_CACHE_STATEMENTS, 3 * len(root))
         self._root_ref: ProgramRef | None = None
+        self._twins: dict[tuple[str, int], tuple[tuple[Match, ...], tuple[Program, tuple[Match, ...]]]] = {}
+        """Batch candidates' programs by transform and matches, for their saturating
+        twins (``_evaluate``), for one state: ``_twins_of``."""
+        self._twins_of = ""
 
     # -- programs ---------------------------------------------------------------------
     def program(self, state: State) -> Program:
@@ -139,8 +143,10 @@ class Session:
 
     def next_successors(self, state: State, batch: bool, level: int) -> tuple[list[Candidate], int]:
         """The candidates of the first level >= ``level`` that has any, and that level
-        (no candidates and a level past the last when none is left)."""
-        while level <= self._last_level(state, batch):
+        (no candidates and a level past the last when none is left). The last level
+        depends on the fine matches, analysed only when a level past 1 is asked for
+        (batch levels 0 and 1 always exist)."""
+        while (batch and level <= 1) or level <= self._last_level(state, batch):
             found = self.successors(state, batch, level)
             if found:
                 return found, level
@@ -185,27 +191,40 @@ class Session:
         self.expansions += len({state.hash for state, _ in pairs})
         if self.executor is None:  # one at a time: a known state is neither priced nor checked
             children = [
-                self._record(
-                    state,
-                    candidate,
-                    evaluate(
-                        self.program(state),
-                        candidate.transform,
-                        candidate.matches,
-                        candidate.saturate,
-                        self.model,
-                        self.verifier,
-                        self.full_checks,
-                        self.graph,
-                    ),
-                )
-                for state, candidate in pairs
+                self._record(state, candidate, self._evaluate(state, candidate)) for state, candidate in pairs
             ]
         else:
             outcomes = run_ordered(self.executor, evaluate_remote, self._tasks(pairs))
             children = [self._record(state, c, o) for (state, c), o in zip(pairs, outcomes, strict=True)]
         self.progress.update(len(self.graph), self.duplicates, self.best.cost.seconds, self._extra())
         return children
+
+    def _evaluate(self, state: State, candidate: Candidate) -> Outcome:
+        """``evaluate`` in this process. A batch candidate's program is kept for its
+        saturating twin (same matches), which starts from it instead of applying the
+        batch again: the twin comes at the next level of the same state."""
+        name = candidate.transform.name
+        if self._twins_of != state.hash:
+            self._twins.clear()
+            self._twins_of = state.hash
+        twin = self._twins.pop((name, id(candidate.matches)), None) if candidate.saturate else None
+        outcome = evaluate(
+            self.program(state),
+            candidate.transform,
+            candidate.matches,
+            candidate.saturate,
+            self.model,
+            self.verifier,
+            self.full_checks,
+            self.graph,
+            None if twin is None or twin[0] is not candidate.matches else twin[1],
+        )
+        if not candidate.saturate and len(candidate.matches) > 1 and outcome.program is not None:
+            self._twins[(name, id(candidate.matches))] = (
+                candidate.matches,
+                (outcome.program, outcome.batches[0]),
+            )
+        return outcome
 
     def _tasks(self, pairs: Sequence[tuple[State, Candidate]]) -> list[tuple]:
         if self._root_ref is None:

@@ -70,3 +70,23 @@ def test_a_dask_executor_works_if_dask_is_installed() -> None:
     ) as client:
         dasked = search(ROOT, strategy="greedy", executor=client.get_executor())
     _same(search(ROOT, strategy="greedy"), dasked)
+
+
+def test_a_saturating_candidate_started_from_its_twin_equals_one_derived_alone(monkeypatch) -> None:
+    """In this process a saturating batch candidate starts from the program its plain twin
+    (same matches, same state) derived; through an executor each is derived by itself:
+    the searches agree."""
+    import nkigym_graph.search.remote as remote
+
+    started: list[bool] = []
+    derive = remote.derive
+
+    def spy(program, transform, matches, saturate=False, first=None):
+        started.append(first is not None)
+        return derive(program, transform, matches, saturate, first)
+
+    monkeypatch.setattr(remote, "derive", spy)
+    alone = search(ROOT, strategy="greedy")
+    assert any(started)  # the twin's program was used
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        _same(alone, search(ROOT, strategy="greedy", executor=pool))
