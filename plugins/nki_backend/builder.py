@@ -169,15 +169,15 @@ class KernelBuilder:
                 side = dst if load else refs[0]
                 assert isinstance(side.base, Tile | Pool)
                 hbm = refs[0] if load else dst
-                per_partition = _per_partition(side) * side.base.itemsize
+                per_partition = elements_of(side) * side.base.itemsize
                 run = hbm_run_bytes(hbm, side.base.itemsize)
                 self.engines.transfer(load, _partitions(side), per_partition, run, reads, id(dst.base))
             elif fn in CHOICES or fn in FIXED_ENGINE:
                 moving = next((arg for key, arg in args if key == "moving" and isinstance(arg, Ref)), None)
-                elements = max(_per_partition(ref) for ref in (dst, *refs))
+                elements = max(elements_of(ref) for ref in (dst, *refs))
                 if moving is not None:
-                    elements = _per_partition(moving)
-                inputs = max(1, sum(1 for ref in refs if _per_partition(ref) > 1))
+                    elements = elements_of(moving)
+                inputs = max(1, sum(1 for ref in refs if elements_of(ref) > 1))
                 options = [
                     e
                     for e in CHOICES.get(fn, ())
@@ -388,7 +388,7 @@ def _nothing() -> None:
     return None
 
 
-def _per_partition(ref: Ref) -> int:
+def elements_of(ref: Ref) -> int:
     """Elements per partition of a region."""
     return math.prod(stop.const - start.const for start, stop in ref.slices[1:]) if len(ref.slices) > 1 else 1
 

@@ -47,6 +47,7 @@ FIXED_ENGINE = {
     "nisa.activation": SCALAR,
     "nisa.nc_matmul": TENSOR,
     "nisa.nc_transpose": TENSOR,
+    "nisa.scalar_tensor_tensor": VECTOR,
 }
 """The engine an instruction runs on when the backend does not choose one."""
 CHOICES = {
@@ -82,6 +83,24 @@ class EngineLoads:
         self.ahead = {VECTOR: 0.0, SCALAR: 0.0, GPSIMD: 0.0, TENSOR: 0.0}
         """Time of the work only this engine can do that the kernel has still to issue
         (set by the caller; the ``ahead`` policy weighs it)."""
+
+    def copy(self) -> EngineLoads:
+        """An independent copy (to price an alternative lowering without emitting it)."""
+        twin = EngineLoads(self.constants, self.policy)
+        twin.busy, twin.free, twin.ahead = dict(self.busy), dict(self.free), dict(self.ahead)
+        twin.ready, twin.writer = dict(self.ready), dict(self.writer)
+        return twin
+
+    def preference(self, finished: float, own_ns: float) -> float:
+        """How much the policy dislikes a state of these loads reached by queuing
+        instructions that take ``own_ns`` and finish at ``finished`` (lower is better):
+        ``balance`` the busiest engine's work, ``thrifty`` the finish plus ``THRIFT``
+        times the work, the others the finish."""
+        if self.policy == "balance":
+            return max(self.busy.values())
+        if self.policy == THRIFTY:
+            return finished + THRIFT * own_ns
+        return finished
 
     def time_ns(self, engine: str, elements: int, inputs: int, dtype: str = "bfloat16") -> float:
         """One instruction of ``elements`` per partition over ``inputs`` streamed operands
@@ -162,6 +181,12 @@ class EngineLoads:
         self, options: Sequence[str], elements: int, inputs: int, reads: Sequence[int], write: int
     ) -> str:
         """The engine of ``options`` the policy prefers (the first option on a tie), queued there."""
+        engine = self.prefer(options, elements, inputs, reads)
+        self.run(engine, elements, inputs, reads, write, only=False)
+        return engine
+
+    def prefer(self, options: Sequence[str], elements: int, inputs: int, reads: Sequence[int]) -> str:
+        """The engine of ``options`` the policy prefers (the first option on a tie), not queued."""
 
         def cost(engine: str) -> float:
             if self.policy == "fixed":
@@ -175,9 +200,7 @@ class EngineLoads:
                 return self._finish(engine, elements, inputs, reads) + THRIFT * own
             return self.busy[engine] + self.time_ns(engine, elements, inputs)
 
-        engine = min(options, key=lambda e: (cost(e), options.index(e)))
-        self.run(engine, elements, inputs, reads, write, only=False)
-        return engine
+        return min(options, key=lambda e: (cost(e), options.index(e)))
 
     def _finish(
         self, engine: str, elements: int, inputs: int, reads: Sequence[int], dtype: str = "bfloat16"

@@ -14,6 +14,15 @@ program                                kernel
                                        ``[P, 1]`` columns), when only ``u`` reads ``t``
 ``m = tensor_reduce(x, op="max")``,    one ``nisa.tensor_reduce(dst=n, ..., negate=True)``,
 ``n = tensor_scalar(m, -1.0, ...)``    when only ``n`` reads ``m``
+``t = tensor_scalar(x, a, op=f)``,     one ``nisa.scalar_tensor_tensor(dst=u, data=x, op0=f,
+``u = tensor_tensor(t, y, op=g)``      operand0=a, op1=g, operand1=y)`` on the Vector Engine
+                                       (``y`` a tile or a spread row), or the two
+                                       instructions as they are, whichever the engine
+                                       model finishes first (:mod:`.scalar_tensor`)
+``t = tensor_scalar(x, a, b)``         the same over two ``tensor_tensor`` s, ``b`` done
+(two steps, fused above),              after the first: ``(x <f> a) <g> y`` then
+``u = tensor_tensor(t, y, op=g)``,     ``(. <h> b) <k> z``, when ``h`` and ``g`` are the
+``v = tensor_tensor(u, z, op=k)``      same ``add`` or ``multiply`` (so they commute)
 ``t0 = nc_transpose(e[:, 0:128])``,    ``nisa.nc_transpose`` of each into its columns
 ``t1 = nc_transpose(e[:, 128:256])``,  of one PSUM tile, then one ``nisa.tensor_copy``
 ...                                    to SBUF (a bank's worth at most): one eviction
@@ -37,6 +46,10 @@ SUMS = frozenset({"sum", "mean"})
 """Reductions the Scalar Engine's reduce registers compute (a mean divides after)."""
 ACTIVATIONS = frozenset({"activation", "activation_bias"})
 SCALAR_OPS = frozenset({"tensor_scalar", "tensor_column"})
+TENSOR_OPS = frozenset({"tensor_tensor", "tensor_row"})
+"""Element-wise ops with a second tensor operand (``scalar_tensor_tensor``'s ``operand1``)."""
+COMMUTING = frozenset({"add", "multiply"})
+"""Ops ``o`` with ``(t o a) o y == (t o y) o a``: a column step moves past a tensor step."""
 
 
 @dataclass
@@ -55,6 +68,10 @@ class Fusions:
     """Every statement of a fusion (each takes part in one at most)."""
     runs_at: dict[int, int] = field(default_factory=dict)
     """Absorbed statement -> the statement whose instruction does its work."""
+    chains: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    """Last ``tensor_tensor`` of a chain -> the chain: a ``tensor_scalar`` (with its fused
+    first step, one column step per tensor step) and the ``tensor_tensor`` s after it,
+    lowered together where the last one runs (:mod:`.scalar_tensor`)."""
     transposes_of: dict[int, tuple[int, ...]] = field(default_factory=dict)
     """First transpose of a group -> the group's transposes (it first), transposed into
     one PSUM tile and evicted together where the first runs."""
@@ -76,6 +93,7 @@ def plan_fusions(
     holds (None: transposes are not grouped)."""
     lowered = _Order(order)
     fusions = Fusions()
+    pending: dict[int, tuple[int, int]] = {}
     if transpose_columns is not None:
         _transpose_groups(program, order, fusions, transpose_columns)
     for node in order:
@@ -87,6 +105,8 @@ def plan_fusions(
             _scalar_chain(program, lowered, fusions, node)
         elif name == "tensor_reduce" and stmt.attr("op") == "max":
             _negated_max(program, fusions, node)
+        elif name in TENSOR_OPS:
+            _scalar_then_tensor(program, lowered, fusions, pending, node)
     return fusions
 
 
@@ -175,6 +195,52 @@ def _scalar_chain(program: Program, position: _Order, fusions: Fusions, node: in
     if not _untouched_writes(program, _running_between(position, fusions, producer, node), reads):
         return
     fusions.add(fusions.first_of, node, producer, absorbed=producer)
+
+
+def _scalar_then_tensor(
+    program: Program, position: _Order, fusions: Fusions, pending: dict[int, tuple[int, int]], node: int
+) -> None:
+    """``u = tensor_tensor(t, y)`` where ``t`` is a ``tensor_scalar`` 's result read only
+    here (a chain of one column step), or the result of a ``tensor_tensor`` that began a
+    chain of two (``pending``): the chain runs where ``u`` does."""
+    stmt = program[node]
+    data = stmt.operands[0]
+    producer = _sole_writer(program, data.var)
+    if producer is None or stmt.accumulate or node in fusions.taken:
+        return
+    if program.consumers_of(data.var) != ((node, 0),) or program[producer].dst.slices != data.slices:
+        return
+    if producer in pending:
+        scalar, first = pending.pop(producer)
+        if program[scalar].attr("op") == program[first].attr("op") in COMMUTING:
+            _chain(program, position, fusions, (scalar, first, node))
+        return
+    source = program[producer]
+    if source.op.name not in SCALAR_OPS or source.accumulate or producer in fusions.absorbed:
+        return
+    if producer in fusions.first_of:
+        pending[node] = (producer, node)
+    else:
+        _chain(program, position, fusions, (producer, node))
+
+
+def _chain(program: Program, position: _Order, fusions: Fusions, chain: tuple[int, ...]) -> None:
+    """Record ``chain`` when nothing lowered between an earlier member and the last one
+    writes what that member (with the column step fused into the first) reads."""
+    last = chain[-1]
+    for member in chain[:-1]:
+        steps = [member, *((fusions.first_of[member],) if member in fusions.first_of else ())]
+        reads = {program[m].operands[p].var for m in steps for p in program[m].op.read_positions}
+        if not _untouched_writes(program, _running_between(position, fusions, member, last), reads):
+            return
+    fusions.chains[last] = chain
+    fusions.taken.update(chain)
+    for member in chain[:-1]:
+        fusions.absorbed.add(member)
+        fusions.runs_at[member] = last
+    for member, at in fusions.runs_at.items():
+        if at in chain[:-1]:
+            fusions.runs_at[member] = last
 
 
 def _untouched_writes(program: Program, nodes: Iterable[int], variables: set[str]) -> bool:

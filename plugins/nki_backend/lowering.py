@@ -13,9 +13,11 @@ op                 instructions
                    copied at once)
 ``activation``     ``nisa.activation(dst, op=nl.<f>, data, bias=b, scale=s)`` (b, s numbers)
 ``activation_bias`` ``nisa.activation(dst, op=nl.<f>, data, bias=column, scale=s)``
-``tensor_tensor``  ``nisa.tensor_tensor(dst, data1, data2, op=nl.<f>)``
+``tensor_tensor``  ``nisa.tensor_tensor(dst, data1, data2, op=nl.<f>)``; the last of a
+                   chain (:mod:`.fusion`) ``nisa.scalar_tensor_tensor`` s or the chain's
+                   own instructions, as the engine model prefers (:mod:`.scalar_tensor`)
 ``tensor_row``     ``nisa.tensor_tensor`` with the row spread over the partitions
-                   (:mod:`.spread`: a ones matmul, once per row)
+                   (:mod:`.spread`: a ones matmul, once per row); chains as above
 ``tensor_scalar``  ``nisa.tensor_scalar(dst, data, op0=nl.<f>, operand0=c)``
 ``tensor_column``  ``nisa.tensor_scalar(dst, data, op0=nl.<f>, operand0=column)``
 ``tensor_reduce``  ``nisa.tensor_reduce(dst, op=nl.<f>, data, axis=1, keepdims=True)``;
@@ -40,6 +42,7 @@ from .engines import CHOICES
 from .errors import NkiEmitError
 from .ir import Arg, Hbm, Ref, const_slices, whole
 from .names import BINARY_OPS, MEAN_REDUCTIONS, REDUCE_OPS, UNARY_OPS, math_op
+from .scalar_tensor import lower_chain
 from .spread import spread_row
 
 ZERO_FILL_COLUMNS = 2048
@@ -249,35 +252,44 @@ class ActivationBiasLowering(ActivationLowering):
 
 
 class TensorTensorLowering(_Base):
-    """Both inputs may not be in PSUM: the second is then read from its SBUF copy."""
+    """Both inputs may not be in PSUM: the second is then read from its SBUF copy. The
+    last statement of a chain (:mod:`.fusion`) lowers the chain (:mod:`.scalar_tensor`)."""
 
     op_name = "tensor_tensor"
     engines = CHOICES["nisa.tensor_tensor"]
 
     def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
         text = kb.describe(node)
+        chain = kb.fusions.chains.get(node)
+        if chain is not None:
+            lower_chain(kb, chain, text)
+        else:
+            self.lower_alone(node, stmt, kb)
+
+    def lower_alone(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
+        """The statement's own ``nisa.tensor_tensor``."""
+        text = kb.describe(node)
         func = math_op(BINARY_OPS, stmt.attr("op"), text)
         first = kb.read(stmt.operands[0], text)
-        second = kb.read(stmt.operands[1], text, sbuf=kb.is_psum(first))
+        second = self.tensor_operand(kb, stmt, text, first)
         dst, finish = kb.destination(stmt)
         kb.call("nisa.tensor_tensor", ("dst", dst), ("data1", first), ("data2", second), ("op", func))
         finish()
 
+    def tensor_operand(self, kb: KernelBuilder, stmt: Statement, text: str, data: Ref) -> Ref:
+        """The instruction's second input, beside ``data`` (from SBUF when ``data`` is in PSUM)."""
+        return kb.read(stmt.operands[1], text, sbuf=kb.is_psum(data))
 
-class TensorRowLowering(_Base):
+
+class TensorRowLowering(TensorTensorLowering):
     """``data <op> row`` with the ``[1, F]`` row spread over the data's partitions first."""
 
     op_name = "tensor_row"
+    engines = ()
 
-    def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
-        text = kb.describe(node)
-        func = math_op(BINARY_OPS, stmt.attr("op"), text)
-        data = kb.read(stmt.operands[0], text)
+    def tensor_operand(self, kb: KernelBuilder, stmt: Statement, text: str, data: Ref) -> Ref:
         partitions = stmt.operands[0].slices[0][1] - stmt.operands[0].slices[0][0]
-        row = spread_row(kb, stmt.operands[1], partitions, text)
-        dst, finish = kb.destination(stmt)
-        kb.call("nisa.tensor_tensor", ("dst", dst), ("data1", data), ("data2", row), ("op", func))
-        finish()
+        return spread_row(kb, stmt.operands[1], partitions, text)
 
 
 class TensorScalarLowering(_Base):
