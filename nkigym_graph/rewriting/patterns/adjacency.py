@@ -33,6 +33,7 @@ from __future__ import annotations
 import itertools
 from collections import deque
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from nkigym_graph.ir.ops.base import Op
 from nkigym_graph.ir.program import Program
@@ -70,16 +71,48 @@ def _drop(slices: Slices, dim: int) -> Slices:
     return slices[:dim] + slices[dim + 1 :]
 
 
-class MergeAnalysis:
-    """Merge candidates of one program (built once per analysis)."""
+class Facts(NamedTuple):
+    """What merges along one axis need of one statement (``MergeAnalysis.facts``)."""
 
-    def __init__(self, program: Program) -> None:
+    sides: tuple[Side, ...]
+    signature: tuple[Signature, int] | None
+    """Group key and sort coordinate (None: the statement has no range along the axis)."""
+    size: int
+    """Extent of the axis."""
+    starts: tuple[int, ...]
+    """Where each range along the axis of an operand not defined afresh starts."""
+    ends: tuple[int, ...]
+    """Where each of them ends."""
+    sourced: bool
+    """Whether the statement depends on another."""
+
+
+class MergeAnalysis:
+    """Merge candidates of one program (built once per analysis).
+
+    What it learns of a statement (``facts``) depends on the statement, its incoming
+    edges and the definitions of the variables it mentions; an analysis of a derived
+    snapshot starts from its parent's (``inherit``) less the statements the derivation
+    altered or removed.
+    """
+
+    def __init__(self, program: Program, parent: MergeAnalysis | None = None) -> None:
         self.program = program
         self._identities: dict[Operand, Identity] = {}
-        self._sides: dict[tuple[int, str], tuple[Side, ...]] = {}
         self._loaded: dict[str, tuple[str, Slices] | None] = {}
-        self._sizes: dict[tuple[int, str], int] = {}
+        self._facts: dict[tuple[int, str], Facts] = {}
         self._limits: dict[tuple[Op, str, int], str | None] = {}
+        self._axes: set[str] = set()
+        derivation = program.derivation
+        if parent is not None and derivation is not None and derivation.parent() is parent.program:
+            self._limits = parent._limits  # by op, axis and size on one target: shared
+            self._axes = set(parent._axes)
+            facts = self._facts = dict(parent._facts)
+            for node in (*derivation.altered, *derivation.removed):
+                for axis in self._axes:
+                    facts.pop((node, axis), None)
+            touched = derivation.touched
+            self._loaded = {var: found for var, found in parent._loaded.items() if var not in touched}
 
     def loaded(self, var: str) -> tuple[str, Slices] | None:
         """``(parameter, slices)`` a tile holds when one load fills it and nothing else writes it."""
@@ -112,56 +145,67 @@ class MergeAnalysis:
             self._identities[operand] = found
         return found
 
-    def sides(self, node: int, axis: str) -> tuple[Side, ...]:
-        """Each operand's role in a merge of ``node`` along ``axis``."""
+    def facts(self, node: int, axis: str) -> Facts:
+        """What merges of ``node`` along ``axis`` need of it."""
         key = (node, axis)
-        found = self._sides.get(key)
+        found = self._facts.get(key)
         if found is None:
-            stmt = self.program[node]
-            variables = self.program.variables
-            out = []
-            for position, dim, is_write in _layout(stmt.op, axis):
-                fresh = False
-                if is_write and not stmt.accumulate:
-                    info = variables[stmt.operands[position].var]
-                    fresh = info.kind == INTERMEDIATE and info.defined_by == node
-                out.append((position, dim, fresh))
-            found = self._sides[key] = tuple(out)
+            found = self._facts[key] = self._learn(node, axis)
+            self._axes.add(axis)
         return found
 
-    def signature(self, node: int, axis: str) -> tuple[Signature, int] | None:
-        """Group key and sort coordinate of ``node`` for merges along ``axis``."""
-        stmt = self.program[node]
+    def _learn(self, node: int, axis: str) -> Facts:
+        program = self.program
+        stmt = program[node]
+        variables = program.variables
+        sides = []
+        for position, dim, is_write in _layout(stmt.op, axis):
+            fresh = False
+            if is_write and not stmt.accumulate:
+                info = variables[stmt.operands[position].var]
+                fresh = info.kind == INTERMEDIATE and info.defined_by == node
+            sides.append((position, dim, fresh))
         parts: list[object] = [stmt.op, stmt.attrs, stmt.accumulate]
         coordinate = None
-        for position, dim, fresh in self.sides(node, axis):
+        size = None
+        starts: list[int] = []
+        ends: list[int] = []
+        for position, dim, fresh in sides:
             operand = stmt.operands[position]
+            if dim is not None and size is None:
+                start, stop = operand.slices[dim]
+                size = stop - start
             if fresh:
                 parts.append(len(operand.slices))
             elif dim is None:
                 parts.append(self.identity(operand))
             else:
                 parts.append((operand.var, _drop(operand.slices, dim)))
+                start, stop = operand.slices[dim]
+                starts.append(start)
+                ends.append(stop)
                 if coordinate is None:
-                    coordinate = operand.slices[dim][0]
-        if coordinate is None:
-            return None
-        return (tuple(parts), coordinate)
+                    coordinate = start
+        return Facts(
+            tuple(sides),
+            None if coordinate is None else (tuple(parts), coordinate),
+            size or 0,
+            tuple(starts),
+            tuple(ends),
+            bool(program.pred_of(node)),
+        )
+
+    def sides(self, node: int, axis: str) -> tuple[Side, ...]:
+        """Each operand's role in a merge of ``node`` along ``axis``."""
+        return self.facts(node, axis).sides
+
+    def signature(self, node: int, axis: str) -> tuple[Signature, int] | None:
+        """Group key and sort coordinate of ``node`` for merges along ``axis``."""
+        return self.facts(node, axis).signature
 
     def size(self, node: int, axis: str) -> int:
         """Extent of ``axis`` in statement ``node``."""
-        key = (node, axis)
-        found = self._sizes.get(key)
-        if found is None:
-            found = 0
-            stmt = self.program[node]
-            for position, dim, _ in self.sides(node, axis):
-                if dim is not None:
-                    start, stop = stmt.operands[position].slices[dim]
-                    found = stop - start
-                    break
-            self._sizes[key] = found
-        return found
+        return self.facts(node, axis).size
 
     # -- candidates ---------------------------------------------------------------------
     def groups(self, nodes: Iterable[int], axis: str) -> list[list[Member]]:
@@ -209,12 +253,9 @@ class MergeAnalysis:
         return out
 
     def adjacent(self, lower: int, upper: int, axis: str) -> bool:
-        """Whether every non-fresh ``axis`` range of ``lower`` ends where ``upper``'s starts."""
-        a, b = self.program[lower].operands, self.program[upper].operands
-        for position, dim, fresh in self.sides(lower, axis):
-            if dim is not None and not fresh and a[position].slices[dim][1] != b[position].slices[dim][0]:
-                return False
-        return True
+        """Whether every non-fresh ``axis`` range of ``lower`` ends where ``upper``'s starts
+        (two members of one group: the same operands are fresh in both)."""
+        return self.facts(lower, axis).ends == self.facts(upper, axis).starts
 
     # -- rules 4 and 5 ------------------------------------------------------------------
     def limit_blocker(self, members: Sequence[int], axis: str) -> str | None:

@@ -132,7 +132,7 @@ def _group(analysis: MergeAnalysis, members: list[Member], axis: str) -> Group:
         free,
         min(rank(n) for _, n, _ in members),
         _specs(axis, pairs, free),
-        not any(analysis.program.pred_of(n) for _, n, _ in members),
+        not any(analysis.facts(n, axis).sourced for _, n, _ in members),
         max((rank(upper) for _, upper in pairs), default=-1),
     )
 

@@ -43,8 +43,15 @@ _ADJACENCY = ("patterns", "adjacency")
 
 
 def adjacency(program: Program) -> MergeAnalysis:
-    """``program``'s merge analysis, built once per snapshot."""
-    return memo(program, _ADJACENCY, MergeAnalysis)
+    """``program``'s merge analysis, built once per snapshot (from its parent's, when
+    that is known: ``MergeAnalysis`` keeps what the derivation left unchanged)."""
+    return memo(program, _ADJACENCY, _merge_analysis)
+
+
+def _merge_analysis(program: Program) -> MergeAnalysis:
+    derivation = program.derivation
+    parent = derivation.parent() if derivation is not None else None
+    return MergeAnalysis(program, None if parent is None else parent.memo.get(_ADJACENCY))
 
 
 class SetPattern:
