@@ -111,8 +111,9 @@ class MergeAnalysis:
             for node in (*derivation.altered, *derivation.removed):
                 for axis in self._axes:
                     facts.pop((node, axis), None)
-            touched = derivation.touched
-            self._loaded = {var: found for var, found in parent._loaded.items() if var not in touched}
+            self._loaded = dict(parent._loaded)
+            for var in derivation.touched:
+                self._loaded.pop(var, None)
 
     def loaded(self, var: str) -> tuple[str, Slices] | None:
         """``(parameter, slices)`` a tile holds when one load fills it and nothing else writes it."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Callable, Iterable, Sequence, Set
 from typing import NamedTuple
 
 from nkigym_graph.ir.derivation import Derivation
@@ -56,7 +56,8 @@ class Section(NamedTuple):
             sig = analysis.signature(node, axis)
             if sig is not None:
                 found.setdefault(sig[0], []).append((sig[1], node, sig[1] + analysis.size(node, axis)))
-        groups = {key: _group(analysis, members, axis) for key, members in found.items()}
+        order = _member_order(analysis.program.order_key)
+        groups = {key: _group(analysis, sorted(members, key=order), axis) for key, members in found.items()}
         return cls(axis, groups)
 
     def derived(
@@ -96,14 +97,22 @@ class Section(NamedTuple):
                 kept[key] = _reverified(analysis, group, axis, ascending)
         for key in affected:
             previous = kept.pop(key, None)
-            members = [
-                member
-                for member in (previous.members if previous else ())
-                if member[1] not in removed and member[1] not in dirty
-            ]
-            members += joining.get(key, [])
+            if previous is None:
+                members = sorted(joining.get(key, []), key=_member_order(rank))
+                if members:
+                    kept[key] = _group(analysis, members, axis)
+                continue
+            # kept members keep their order keys, so their order: only the joining ones are placed
+            members = [m for m in previous.members if m[1] not in removed and m[1] not in dirty]
+            order = _member_order(rank)
+            for member in joining.get(key, ()):
+                bisect.insort(members, member, key=order)
             if members:
-                kept[key] = _group(analysis, members, axis)
+                # kept members keep their edges: a group without sources gains one by a joining member only
+                sourceless = None
+                if previous.sourceless:
+                    sourceless = not any(analysis.facts(m[1], axis).sourced for m in joining.get(key, ()))
+                kept[key] = _group(analysis, members, axis, sourceless)
         return Section(axis, kept)
 
     def pair_specs(self) -> list[Spec]:
@@ -113,10 +122,16 @@ class Section(NamedTuple):
         return [spec for _, specs in ordered for spec in specs]
 
 
-def _group(analysis: MergeAnalysis, members: list[Member], axis: str) -> Group:
-    """A group from its members."""
+def _member_order(rank: Callable[[int], int]) -> Callable[[Member], tuple[int, int, int]]:
+    """The order of a group's members: by coordinate, then program order."""
+    return lambda m: (m[0], rank(m[1]), m[2])
+
+
+def _group(
+    analysis: MergeAnalysis, members: list[Member], axis: str, sourceless: bool | None = None
+) -> Group:
+    """A group from its members, sorted (``_member_order``); ``sourceless`` when known."""
     rank = analysis.program.order_key
-    members = sorted(members, key=lambda m: (m[0], rank(m[1]), m[2]))
     size = {n: e - c for c, n, e in members}
     op = analysis.program[members[0][1]].op
     pairs = [
@@ -125,14 +140,19 @@ def _group(analysis: MergeAnalysis, members: list[Member], axis: str) -> Group:
         for lower, upper in itertools.pairwise(chain)
         if analysis.size_blocker(op, axis, size[lower] + size[upper]) is None
     ]
-    free = tuple(analysis.dependency_blocker(pair) is None for pair in pairs)
+    if sourceless is None:
+        sourceless = not any(analysis.facts(n, axis).sourced for _, n, _ in members)
+    # without sources no member can reach another
+    free = (
+        (True,) * len(pairs) if sourceless else tuple(analysis.dependency_blocker(p) is None for p in pairs)
+    )
     return Group(
         members,
         pairs,
         free,
         min(rank(n) for _, n, _ in members),
         _specs(axis, pairs, free),
-        not any(analysis.facts(n, axis).sourced for _, n, _ in members),
+        sourceless,
         max((rank(upper) for _, upper in pairs), default=-1),
     )
 
