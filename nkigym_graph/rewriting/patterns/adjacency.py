@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from nkigym_graph.ir.ops.base import Op
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.slices import Slices
-from nkigym_graph.ir.statement import Operand
+from nkigym_graph.ir.statement import Operand, Statement
 from nkigym_graph.ir.variables import INTERMEDIATE
 from nkigym_graph.rewriting.transform import Edit, Rename
 
@@ -103,6 +103,8 @@ class MergeAnalysis:
         self._facts: dict[tuple[int, str], Facts] = {}
         self._limits: dict[tuple[Op, str, int], str | None] = {}
         self._axes: set[str] = set()
+        self.statement: Callable[[int], Statement] = program.__getitem__
+        """The statement of an id (see ``for_every_statement``)."""
         derivation = program.derivation
         if parent is not None and derivation is not None and derivation.parent() is parent.program:
             self._limits = parent._limits  # by op, axis and size on one target: shared
@@ -115,6 +117,13 @@ class MergeAnalysis:
             for var in derivation.touched:
                 self._loaded.pop(var, None)
 
+    def for_every_statement(self) -> MergeAnalysis:
+        """This analysis, about to look at every statement: it looks them up in a
+        dictionary (built once) rather than by id in the program."""
+        by_id = dict(self.program.items())
+        self.statement = by_id.__getitem__
+        return self
+
     def loaded(self, var: str) -> tuple[str, Slices] | None:
         """``(parameter, slices)`` a tile holds when one load fills it and nothing else writes it."""
         if var in self._loaded:
@@ -123,7 +132,7 @@ class MergeAnalysis:
         info = program.variables.get(var)
         found = None
         if info is not None and info.defined_by is not None:
-            stmt = program[info.defined_by]
+            stmt = self.statement(info.defined_by)
             if stmt.op.name == "load" and len(program.writers_of(var)) == 1:
                 found = (stmt.operands[0].var, stmt.operands[0].slices)
         self._loaded[var] = found
@@ -157,7 +166,7 @@ class MergeAnalysis:
 
     def _learn(self, node: int, axis: str) -> Facts:
         program = self.program
-        stmt = program[node]
+        stmt = self.statement(node)
         variables = program.variables
         sides = []
         for position, dim, is_write in _layout(stmt.op, axis):
@@ -171,6 +180,7 @@ class MergeAnalysis:
         size = None
         starts: list[int] = []
         ends: list[int] = []
+        data_in, order_in = program.incoming
         for position, dim, fresh in sides:
             operand = stmt.operands[position]
             if dim is not None and size is None:
@@ -193,7 +203,7 @@ class MergeAnalysis:
             size or 0,
             tuple(starts),
             tuple(ends),
-            bool(program.pred_of(node)),
+            bool(data_in[node] or order_in[node]),
         )
 
     def sides(self, node: int, axis: str) -> tuple[Side, ...]:
@@ -238,10 +248,13 @@ class MergeAnalysis:
             nodes.sort(key=order)
         rank = {node: k for nodes in level.values() for k, node in enumerate(nodes)}
         successor: dict[int, int] = {}
+        facts = self.facts
         for _, node, end in members:
-            following = level.get(end, ())
+            following = level.get(end)
+            if following is None:
+                continue
             k = rank[node]
-            if k < len(following) and self.adjacent(node, following[k], axis):
+            if k < len(following) and facts(node, axis).ends == facts(following[k], axis).starts:  # adjacent
                 successor[node] = following[k]
         start_of = {node: start for start, node, _ in members}
         heads = sorted(set(successor) - set(successor.values()), key=lambda n: (start_of[n], order(n)))
@@ -261,7 +274,7 @@ class MergeAnalysis:
     # -- rules 4 and 5 ------------------------------------------------------------------
     def limit_blocker(self, members: Sequence[int], axis: str) -> str | None:
         """The limit message if the merged size is too large, else None."""
-        op = self.program[members[0]].op
+        op = self.statement(members[0]).op
         return self.size_blocker(op, axis, sum(self.size(n, axis) for n in members))
 
     def size_blocker(self, op: Op, axis: str, total: int) -> str | None:

@@ -66,15 +66,18 @@ class Section(NamedTuple):
         analysis: MergeAnalysis,
         derivation: Derivation,
         dirty: Set[int],
+        leaving: Sequence[int],
         dirty_nodes: Sequence[int],
     ) -> Section:
         """This section in the snapshot ``derivation`` leads to (analysed by
         ``analysis``); ``before`` analyses the parent; ``dirty`` are the statements whose
-        membership may have changed (``Derivation.altered`` or ``dirty``), ``dirty_nodes``
-        those of them that belong to this section."""
+        membership may have changed (``Derivation.altered`` or ``dirty``), ``leaving``
+        those of them and of the removed ones that had this section's op in the parent
+        (only they can leave its groups), ``dirty_nodes`` those of ``dirty`` that belong
+        to this section."""
         axis, removed, groups = self.axis, derivation.removed, self.groups
         affected = set()
-        for old in (*removed, *dirty):
+        for old in leaving:
             sig = before.signature(old, axis)
             if sig is not None and sig[0] in groups:
                 affected.add(sig[0])
@@ -133,7 +136,7 @@ def _group(
     """A group from its members, sorted (``_member_order``); ``sourceless`` when known."""
     rank = analysis.program.order_key
     size = {n: e - c for c, n, e in members}
-    op = analysis.program[members[0][1]].op
+    op = analysis.statement(members[0][1]).op
     pairs = [
         (lower, upper)
         for chain in analysis.chains(members, axis)
@@ -150,7 +153,7 @@ def _group(
         members,
         pairs,
         free,
-        min(rank(n) for _, n, _ in members),
+        min([rank(n) for _, n, _ in members]),
         _specs(axis, pairs, free),
         sourceless,
         max((rank(upper) for _, upper in pairs), default=-1),
