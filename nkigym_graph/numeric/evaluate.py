@@ -15,6 +15,7 @@ are views or zeros. Semantics are those of ``nkigym_graph.interpret`` in float64
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -40,11 +41,32 @@ def _blas() -> Any:
     return ThreadpoolController()
 
 
+class _Held:
+    """The open ``one_blas_thread`` blocks: the limit is the process's, so the first
+    block sets it and the last one to close restores it."""
+
+    lock = threading.Lock()
+    count = 0
+    limiter: Any = None
+
+
 @contextmanager
 def one_blas_thread() -> Iterator[None]:
-    """Tiles are small: BLAS threads only add overhead (tens of times on a busy machine)."""
-    with _blas().limit(limits=1, user_api="blas"):
+    """Tiles are small: BLAS threads only add overhead (tens of times on a busy machine).
+    Blocks nest: only the outermost one changes the limit (a search holds it for all its
+    checks instead of setting it per program)."""
+    with _Held.lock:
+        if _Held.count == 0:
+            _Held.limiter = _blas().limit(limits=1, user_api="blas")
+        _Held.count += 1
+    try:
         yield
+    finally:
+        with _Held.lock:
+            _Held.count -= 1
+            if _Held.count == 0:
+                _Held.limiter.restore_original_limits()
+                _Held.limiter = None
 
 
 def _index(region: Slices, within: Slices) -> tuple[slice, ...]:
