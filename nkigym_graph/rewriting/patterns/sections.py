@@ -48,6 +48,9 @@ class Section(NamedTuple):
 
     axis: str
     groups: dict[Signature, Group]
+    linked: frozenset[Signature]
+    """The groups with pairs whose members depend on something: a rewrite between two
+    of their members may change whether one reaches the other."""
 
     @classmethod
     def build(cls, analysis: MergeAnalysis, nodes: Iterable[int], axis: str) -> Section:
@@ -58,7 +61,7 @@ class Section(NamedTuple):
                 found.setdefault(sig[0], []).append((sig[1], node, sig[1] + analysis.size(node, axis)))
         order = _member_order(analysis.program.order_key)
         groups = {key: _group(analysis, sorted(members, key=order), axis) for key, members in found.items()}
-        return cls(axis, groups)
+        return cls(axis, groups, frozenset(key for key, group in groups.items() if _linked(group)))
 
     def derived(
         self,
@@ -90,14 +93,11 @@ class Section(NamedTuple):
         kept = dict(groups)
         rank = analysis.program.order_key
         ascending = sorted(rank(node) for node in dirty)
-        for key, group in groups.items():
-            if (
-                group.pairs
-                and not group.sourceless
-                and key not in affected
-                and _between(ascending, group.first, group.last)
-            ):
+        for key in self.linked:
+            group = groups[key]
+            if key not in affected and _between(ascending, group.first, group.last):
                 kept[key] = _reverified(analysis, group, axis, ascending)
+        linked = set(self.linked)
         for key in affected:
             previous = kept.pop(key, None)
             if previous is None:
@@ -116,13 +116,24 @@ class Section(NamedTuple):
                 if previous.sourceless:
                     sourceless = not any(analysis.facts(m[1], axis).sourced for m in joining.get(key, ()))
                 kept[key] = _group(analysis, members, axis, sourceless)
-        return Section(axis, kept)
+        for key in affected:
+            now = kept.get(key)
+            if now is not None and _linked(now):
+                linked.add(key)
+            else:
+                linked.discard(key)
+        return Section(axis, kept, frozenset(linked))
 
     def pair_specs(self) -> list[Spec]:
         """Every mergeable pair: groups in order of their first statement, pairs along
         their chains."""
         ordered = sorted((group.first, group.specs) for group in self.groups.values() if group.specs)
         return [spec for _, specs in ordered for spec in specs]
+
+
+def _linked(group: Group) -> bool:
+    """Whether ``group`` belongs to ``Section.linked``."""
+    return bool(group.pairs) and not group.sourceless
 
 
 def _member_order(rank: Callable[[int], int]) -> Callable[[Member], tuple[int, int, int]]:
@@ -135,6 +146,10 @@ def _group(
 ) -> Group:
     """A group from its members, sorted (``_member_order``); ``sourceless`` when known."""
     rank = analysis.program.order_key
+    if len(members) == 1 and members[0][0] != members[0][2]:  # no pairs
+        node = members[0][1]
+        alone = not analysis.facts(node, axis).sourced if sourceless is None else sourceless
+        return Group(members, [], (), rank(node), (), alone, -1)
     size = {n: e - c for c, n, e in members}
     op = analysis.statement(members[0][1]).op
     pairs = [
