@@ -92,8 +92,8 @@ class MergeAnalysis:
 
     What it learns of a statement (``facts``) depends on the statement, its incoming
     edges and the definitions of the variables it mentions; an analysis of a derived
-    snapshot starts from its parent's (``inherit``) less the statements the derivation
-    altered or removed.
+    snapshot starts from its parent's, less the statements the derivation
+    altered or removed (given ``parent``, the parent snapshot's analysis).
     """
 
     def __init__(self, program: Program, parent: MergeAnalysis | None = None) -> None:
@@ -167,36 +167,35 @@ class MergeAnalysis:
     def _learn(self, node: int, axis: str) -> Facts:
         program = self.program
         stmt = self.statement(node)
+        operands, accumulate = stmt.operands, stmt.accumulate
         variables = program.variables
         sides = []
-        for position, dim, is_write in _layout(stmt.op, axis):
-            fresh = False
-            if is_write and not stmt.accumulate:
-                info = variables[stmt.operands[position].var]
-                fresh = info.kind == INTERMEDIATE and info.defined_by == node
-            sides.append((position, dim, fresh))
-        parts: list[object] = [stmt.op, stmt.attrs, stmt.accumulate]
-        coordinate = None
-        size = None
+        parts: list[object] = [stmt.op, stmt.attrs, accumulate]
+        coordinate = size = None
         starts: list[int] = []
         ends: list[int] = []
-        data_in, order_in = program.incoming
-        for position, dim, fresh in sides:
-            operand = stmt.operands[position]
-            if dim is not None and size is None:
-                start, stop = operand.slices[dim]
+        for position, dim, is_write in _layout(stmt.op, axis):
+            operand = operands[position]
+            fresh = False
+            if is_write and not accumulate:
+                info = variables[operand.var]
+                fresh = info.kind == INTERMEDIATE and info.defined_by == node
+            sides.append((position, dim, fresh))
+            if dim is None:
+                parts.append(len(operand.slices) if fresh else self.identity(operand))
+                continue
+            start, stop = operand.slices[dim]
+            if size is None:
                 size = stop - start
             if fresh:
                 parts.append(len(operand.slices))
-            elif dim is None:
-                parts.append(self.identity(operand))
-            else:
-                parts.append((operand.var, _drop(operand.slices, dim)))
-                start, stop = operand.slices[dim]
-                starts.append(start)
-                ends.append(stop)
-                if coordinate is None:
-                    coordinate = start
+                continue
+            parts.append((operand.var, _drop(operand.slices, dim)))
+            starts.append(start)
+            ends.append(stop)
+            if coordinate is None:
+                coordinate = start
+        data_in, order_in = program.incoming
         return Facts(
             tuple(sides),
             None if coordinate is None else (tuple(parts), coordinate),

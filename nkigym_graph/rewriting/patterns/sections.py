@@ -5,10 +5,13 @@ A section groups the statements of one op by merge signature (see
 pairs within the op's limit, in statement ids (which statements keep across
 derivations). A rewrite changes the signatures of the statements it edits or whose variables it
 touches (``Derivation.altered``): only the groups those statements leave or join are
-rebuilt; the others are kept as they are. A rewrite elsewhere can create or break a
-path between two statements, but only through a dirty statement between them (edges
-into the others are unchanged), so a group's dependency verdicts are kept unless a
-dirty statement lies within the group's span.
+redone, the members that stay keeping their order (order keys hold along derivations)
+and what the analysis knew of them (``MergeAnalysis.facts``); the other groups are kept
+as they are. A rewrite elsewhere can create or break a path between two statements,
+but only through a dirty statement between them (edges into the others are
+unchanged), so a group's dependency verdicts are kept unless a dirty statement lies
+within the group's span; only groups with pairs whose members depend on something can
+have such verdicts change (``Section.linked``).
 """
 
 from __future__ import annotations
