@@ -40,6 +40,7 @@ from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.slices import Slices
 from nkigym_graph.ir.statement import Operand, Statement
 from nkigym_graph.ir.variables import INTERMEDIATE
+from nkigym_graph.rewriting.patterns.inherited import Inherited
 from nkigym_graph.rewriting.transform import Edit, Rename
 
 Member = tuple[int, int, int]
@@ -65,6 +66,17 @@ def _layout(op: Op, axis: str) -> tuple[tuple[int, int | None, bool], ...]:
             for p, labels in enumerate(op.axes)
         )
     return found
+
+
+_UNKNOWN = object()
+
+
+def _itself(var: str) -> str:
+    return var
+
+
+def _node_of(key: tuple[int, str]) -> int:
+    return key[0]
 
 
 def _drop(slices: Slices, dim: int) -> Slices:
@@ -99,23 +111,16 @@ class MergeAnalysis:
     def __init__(self, program: Program, parent: MergeAnalysis | None = None) -> None:
         self.program = program
         self._identities: dict[Operand, Identity] = {}
-        self._loaded: dict[str, tuple[str, Slices] | None] = {}
-        self._facts: dict[tuple[int, str], Facts] = {}
+        self._loaded = Inherited[str, "tuple[str, Slices] | None"](_itself)
+        self._facts = Inherited[tuple[int, str], Facts](_node_of)
         self._limits: dict[tuple[Op, str, int], str | None] = {}
-        self._axes: set[str] = set()
         self.statement: Callable[[int], Statement] = program.__getitem__
         """The statement of an id (see ``for_every_statement``)."""
         derivation = program.derivation
         if parent is not None and derivation is not None and derivation.parent() is parent.program:
             self._limits = parent._limits  # by op, axis and size on one target: shared
-            self._axes = set(parent._axes)
-            facts = self._facts = dict(parent._facts)
-            for node in (*derivation.altered, *derivation.removed):
-                for axis in self._axes:
-                    facts.pop((node, axis), None)
-            self._loaded = dict(parent._loaded)
-            for var in derivation.touched:
-                self._loaded.pop(var, None)
+            self._facts = parent._facts.handed_down(derivation.altered | derivation.removed)
+            self._loaded = parent._loaded.handed_down(derivation.touched)
 
     def for_every_statement(self) -> MergeAnalysis:
         """This analysis, about to look at every statement: it looks them up in a
@@ -126,8 +131,9 @@ class MergeAnalysis:
 
     def loaded(self, var: str) -> tuple[str, Slices] | None:
         """``(parameter, slices)`` a tile holds when one load fills it and nothing else writes it."""
-        if var in self._loaded:
-            return self._loaded[var]
+        known = self._loaded.get(var, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known
         program = self.program
         info = program.variables.get(var)
         found = None
@@ -135,7 +141,7 @@ class MergeAnalysis:
             stmt = self.statement(info.defined_by)
             if stmt.op.name == "load" and len(program.writers_of(var)) == 1:
                 found = (stmt.operands[0].var, stmt.operands[0].slices)
-        self._loaded[var] = found
+        self._loaded.put(var, found)
         return found
 
     # -- identity and roles -------------------------------------------------------------
@@ -158,10 +164,10 @@ class MergeAnalysis:
     def facts(self, node: int, axis: str) -> Facts:
         """What merges of ``node`` along ``axis`` need of it."""
         key = (node, axis)
-        found = self._facts.get(key)
+        found: Facts | None = self._facts.get(key, None)
         if found is None:
-            found = self._facts[key] = self._learn(node, axis)
-            self._axes.add(axis)
+            found = self._learn(node, axis)
+            self._facts.put(key, found)
         return found
 
     def _learn(self, node: int, axis: str) -> Facts:
