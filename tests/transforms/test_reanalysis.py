@@ -95,3 +95,24 @@ def test_updated_reduction_merge_analyses_equal_full_ones(shape, steps) -> None:
             continue
         program = ng.apply(program, transform, matches[pick % len(matches)])
         assert_reanalysis_is_analysis(program, "reduction_merge")
+
+
+def test_an_equal_patterns_update_moves_only_the_pairs_it_touched(monkeypatch) -> None:
+    from nkigym_graph.rewriting.patterns import equal
+
+    moved = []
+    original = equal._replaced
+
+    def counting(specs, leaving, joining):  # type: ignore[no-untyped-def]
+        found = original(specs, leaving, joining)
+        moved.append(found is not None)
+        return found
+
+    monkeypatch.setattr(equal, "_replaced", counting)
+    program = tiled_matmul(512, 512, 512)  # 4 x 4 output tiles, each loading a and b 4 times
+    reuse = ng.get_transform("data_reuse")
+    matches_of(program, reuse)
+    for pick in (0, 7, 3, 11, 5):
+        program = ng.apply(program, reuse, matches_of(program, reuse)[pick])
+        assert_reanalysis_is_analysis(program, "data_reuse")
+    assert moved and all(moved)  # the updates took the bisection path, and it found every pair
