@@ -114,11 +114,13 @@ class MergeAnalysis:
         self._loaded = Inherited[str, "tuple[str, Slices] | None"](_itself)
         self._facts = Inherited[tuple[int, str], Facts](_node_of)
         self._limits: dict[tuple[Op, str, int], str | None] = {}
+        self._bounds: dict[tuple[Op, str], int | None] = {}
         self.statement: Callable[[int], Statement] = program.__getitem__
         """The statement of an id (see ``for_every_statement``)."""
         derivation = program.derivation
         if parent is not None and derivation is not None and derivation.parent() is parent.program:
             self._limits = parent._limits  # by op, axis and size on one target: shared
+            self._bounds = parent._bounds
             self._facts = parent._facts.handed_down(derivation.altered | derivation.removed)
             self._loaded = parent._loaded.handed_down(derivation.touched)
 
@@ -294,6 +296,15 @@ class MergeAnalysis:
                 f"{program.target.name}"
             )
         return self._limits[key]
+
+    def smallest_merge(self, op: Op, axis: str) -> int | None:
+        """Beyond what size no two statements of ``op`` merge along ``axis`` (None: no
+        bound known; an op deciding sizes itself, ``can_merge_dim``, gives none)."""
+        key = (op, axis)
+        if key not in self._bounds:
+            plain = type(op).can_merge_dim is Op.can_merge_dim  # the limit is a plain upper bound
+            self._bounds[key] = op.limit(axis, self.program.target) if plain else None
+        return self._bounds[key]
 
     def dependency_blocker(self, members: Sequence[int]) -> str | None:
         """Whether one member reaches another (walking back from each, never below the first)."""

@@ -155,12 +155,16 @@ def _group(
         return Group(members, [], (), rank(node), (), alone, -1)
     size = {n: e - c for c, n, e in members}
     op = analysis.statement(members[0][1]).op
-    pairs = [
-        (lower, upper)
-        for chain in analysis.chains(members, axis)
-        for lower, upper in itertools.pairwise(chain)
-        if analysis.size_blocker(op, axis, size[lower] + size[upper]) is None
-    ]
+    bound = analysis.smallest_merge(op, axis)
+    if bound is not None and sum(sorted(size.values())[:2]) > bound:
+        pairs = []  # no two members fit in one statement (matmul M, load partitions on Trn2)
+    else:
+        pairs = [
+            (lower, upper)
+            for chain in analysis.chains(members, axis)
+            for lower, upper in itertools.pairwise(chain)
+            if analysis.size_blocker(op, axis, size[lower] + size[upper]) is None
+        ]
     if sourceless is None:
         sourceless = not any(analysis.facts(n, axis).sourced for _, n, _ in members)
     # without sources no member can reach another

@@ -192,7 +192,7 @@ class SetMatches(NamedTuple):
         out: list[Found] = []
         for (_, axis), section in self.sections.items():
             for group in sorted(section.groups.values(), key=lambda g: g.first):
-                if len(group.members) > 1:
+                if group.pairs:  # a run of two or more holds a pair within the limit
                     out.extend(_found(program, run, axis) for run in analysis.chain_runs(group.members, axis))
         return out
 
