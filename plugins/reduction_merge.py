@@ -40,6 +40,7 @@ merges pairwise, half of it per batch.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from typing import NamedTuple
 
@@ -48,6 +49,8 @@ from nkigym_graph.ir.ops import BROADCAST, LOAD
 from nkigym_graph.ir.ops.base import Op
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.statement import Operand, Statement
+from nkigym_graph.ir.targets import Target
+from nkigym_graph.rewriting.analysis_cache import Analysis
 from nkigym_graph.rewriting.patterns.adjacency import MergeAnalysis
 from nkigym_graph.rewriting.transform import Edit, Match, Rename, Transform
 from nkigym_graph.tiling.combine import RULES, Combine
@@ -70,32 +73,74 @@ def _rule(stmt: Statement) -> Combine | None:
     return RULES.get((stmt.op.name, stmt.attr("op")))
 
 
+_OP_NAMES = tuple(sorted({name for name, _ in RULES}))
+"""The ops reductions combine with, in the order matches are listed."""
+
+
+def _may_join(stmt: Statement, target: Target) -> bool:
+    """Whether ``stmt`` is a whole reduction chunk that may join a neighbour (a chunk
+    already at its op's limit on the reduced axis joins none: matmul K on Trn2)."""
+    rule = _rule(stmt)
+    axis = reduced_axis(stmt.op)
+    if rule is None or rule.partial is not None or axis is None:
+        return False
+    return stmt.op.can_merge_dim(axis, _joined_size(stmt.op, stmt, stmt, axis) // 2 + 1, target)
+
+
 class ReductionMerge(Transform):
     """Fold two partial reductions over adjacent chunks into one (see the module docstring)."""
 
     name = "reduction_merge"
 
     def analyze(self, program: Program) -> list[Match]:
+        return list(self.analysis(program).matches)
+
+    def analysis(self, program: Program) -> Analysis:
+        target = program.target
+        chunks = {
+            name: tuple(n for n in program.statements_of(name) if _may_join(program[n], target))
+            for name in _OP_NAMES
+        }
+        return Analysis(self._found(program, chunks), chunks)
+
+    def reanalysis(self, program: Program, previous: Analysis) -> Analysis | None:
+        """Which statements are chunks that may join another depends on the statement
+        alone: only the statements the edit changed are sorted in again; whether a
+        chunk joins is looked at afresh (it depends on its neighbours)."""
+        derivation = program.derivation
+        if derivation is None or not isinstance(previous.state, dict):
+            return None
+        gone = derivation.removed | derivation.changed
+        joining: dict[str, list[int]] = {}
+        for node in derivation.changed:
+            stmt = program[node]
+            if stmt.op.name in previous.state and _may_join(stmt, program.target):
+                joining.setdefault(stmt.op.name, []).append(node)
+        chunks = {
+            name: (
+                tuple(program.in_order([n for n in nodes if n not in gone] + joining[name]))
+                if name in joining
+                else tuple(n for n in nodes if n not in gone)
+            )
+            for name, nodes in previous.state.items()
+        }
+        return Analysis(self._found(program, chunks), chunks)
+
+    def _found(self, program: Program, chunks: Mapping[str, tuple[int, ...]]) -> tuple[Match, ...]:
+        """The folds found from ``chunks`` (by op name, in program order)."""
         matches: list[Match] = []
         seen: set[tuple[int, ...]] = set()  # a fold is found from each of its two chunks
-        for op_name in sorted({name for name, _ in RULES}):
-            for node in program.statements_of(op_name):
-                stmt = program[node]
-                rule = _rule(stmt)
-                axis = reduced_axis(stmt.op)
-                if rule is None or rule.partial is not None or axis is None:
-                    continue
-                if not stmt.op.can_merge_dim(
-                    axis, _joined_size(stmt.op, stmt, stmt, axis) // 2 + 1, program.target
-                ):
-                    continue  # a chunk already at the op's limit joins no other (matmul K on Trn2)
+        for nodes in chunks.values():
+            for node in nodes:
+                rule = _rule(program[node])
+                assert rule is not None  # _may_join checked it
                 found = (
                     self._accumulated(program, node) if rule.op is None else self._folded(program, node, rule)
                 )
                 if found is not None and found.nodes not in seen:
                     seen.add(found.nodes)
                     matches.append(found)
-        return matches
+        return tuple(matches)
 
     # -- sums: ``acc += op(chunk)`` after ``acc (+)= op(previous chunk)`` ----------------
     def _accumulated(self, program: Program, second: int) -> Match | None:

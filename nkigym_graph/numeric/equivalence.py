@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import compress, repeat
+from itertools import compress
 from typing import NamedTuple
 
 import numpy as np
@@ -129,22 +129,26 @@ class Verifier:
         variables = program.variables
         if any(var in variables and variables[var].kind == INTERMEDIATE for var in self.outputs):
             found = [self._job(stmt) for stmt in program.statements]  # returns an on-chip tile
-        else:
-            found = self._jobs_by_key(program)
-        return dict(zip(compress(program.ids, found), filter(None, found), strict=True))
+            return dict(zip(compress(program.ids, found), filter(None, found), strict=True))
+        return self._jobs_by_key(program)
 
-    def _jobs_by_key(self, program: Program) -> list[Job | None]:
-        """Per statement (in program order), its job, kept by node key: a statement
-        writing an HBM tensor names it in its key, and its key fixes the region it writes."""
-        job_of = self._job_of
-        keys = list(map(program.node_keys.__getitem__, program.ids))
-        found = list(map(job_of.get, keys, repeat(_UNSEEN)))
-        if _UNSEEN in found:
-            if len(job_of) > JOB_CACHE_LIMIT:
-                job_of.clear()
-            for at in [k for k, job in enumerate(found) if job is _UNSEEN]:
-                found[at] = job_of[keys[at]] = self._job(program.statements[at])
-        return found
+    def _jobs_by_key(self, program: Program) -> dict[int, Job]:
+        """The jobs of the statements writing the compared outputs, kept by node key: a
+        statement writing an HBM tensor names it in its key, and its key fixes the region
+        it writes."""
+        job_of, keys = self._job_of, program.node_keys
+        out: dict[int, Job] = {}
+        for var in self.outputs:
+            for node in program.writers_of(var):
+                key = keys[node]
+                job = job_of.get(key, _UNSEEN)
+                if job is _UNSEEN:
+                    if len(job_of) > JOB_CACHE_LIMIT:
+                        job_of.clear()
+                    job = job_of[key] = self._job(program[node])
+                if job is not None:
+                    out[node] = job
+        return out
 
     def sampled(self, program: Program) -> dict[str, np.ndarray]:
         """The values of ``program``'s outputs at the sample points."""

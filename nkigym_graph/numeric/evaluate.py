@@ -15,6 +15,7 @@ are views or zeros. Semantics are those of ``nkigym_graph.interpret`` in float64
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -23,8 +24,10 @@ from typing import Any
 import numpy as np
 
 from nkigym_graph.errors import SearchError
+from nkigym_graph.ir.dependencies import Use
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.slices import Slices, contains, intersection
+from nkigym_graph.ir.statement import Statement
 from nkigym_graph.numeric.memo import ByteLRU
 
 RECOMPUTED_ENGINES = frozenset({"dma", "none"})
@@ -40,16 +43,40 @@ def _blas() -> Any:
     return ThreadpoolController()
 
 
+class _Held:
+    """The open ``one_blas_thread`` blocks: the limit is the process's, so the first
+    block sets it and the last one to close restores it."""
+
+    lock = threading.Lock()
+    count = 0
+    limiter: Any = None
+
+
 @contextmanager
 def one_blas_thread() -> Iterator[None]:
-    """Tiles are small: BLAS threads only add overhead (tens of times on a busy machine)."""
-    with _blas().limit(limits=1, user_api="blas"):
+    """Tiles are small: BLAS threads only add overhead (tens of times on a busy machine).
+    Blocks nest: only the outermost one changes the limit (a search holds it for all its
+    checks instead of setting it per program)."""
+    with _Held.lock:
+        if _Held.count == 0:
+            _Held.limiter = _blas().limit(limits=1, user_api="blas")
+        _Held.count += 1
+    try:
         yield
+    finally:
+        with _Held.lock:
+            _Held.count -= 1
+            if _Held.count == 0:
+                _Held.limiter.restore_original_limits()
+                _Held.limiter = None
 
 
 def _index(region: Slices, within: Slices) -> tuple[slice, ...]:
     """Index of ``region`` inside an array holding ``within``."""
-    return tuple(slice(s - w, e - w) for (s, e), (w, _) in zip(region, within, strict=True))
+    return tuple([slice(s - w, e - w) for (s, e), (w, _) in zip(region, within, strict=True)])
+
+
+Incoming = Mapping[int, tuple[tuple[int, Use], ...]]
 
 
 class Evaluator:
@@ -68,7 +95,9 @@ class Evaluator:
 
     def _run(self, program: Program, targets: Sequence[int], sink: Sink) -> None:
         keys = program.node_keys
-        statements = program
+        data_in = program.incoming[0]
+        memo = self.memo
+        statements: dict[int, Statement] = {}  # of the nodes visited, each looked up once
         values: dict[int, np.ndarray] = {}
         needed: set[int] = set()
         uses: dict[int, int] = {}
@@ -79,24 +108,28 @@ class Evaluator:
             node = stack.pop()
             if node in needed or node in values:
                 continue
-            if statements[node].op.engine not in RECOMPUTED_ENGINES:
-                hit = self.memo.get(keys[node])
+            stmt = statements.get(node)
+            if stmt is None:
+                stmt = statements[node] = program[node]
+            if stmt.op.engine not in RECOMPUTED_ENGINES:
+                hit = memo.get(keys[node])
                 if hit is not None:
                     values[node] = hit
                     continue
             needed.add(node)
-            for src, _ in program.producers(node):
+            for src, _ in data_in[node]:
                 uses[src] = uses.get(src, 0) + 1
                 stack.append(src)
         wanted = set(targets)
         for node in program.in_order(needed | wanted):
             if node not in values:
-                values[node] = self._compute(program, node, values)
-                if statements[node].op.engine not in RECOMPUTED_ENGINES:
+                stmt = statements[node]
+                values[node] = self._compute(program, node, stmt, data_in, statements, values)
+                if stmt.op.engine not in RECOMPUTED_ENGINES:
                     self.computed += 1
-                    self.memo.put(keys[node], values[node])
+                    memo.put(keys[node], values[node])
             if node in needed:
-                for src, _ in program.producers(node):
+                for src, _ in data_in[node]:
                     self._release(src, uses, values)
             if node in wanted:
                 sink(node, values[node])
@@ -108,38 +141,54 @@ class Evaluator:
         if not uses[node]:
             values.pop(node, None)
 
-    def _compute(self, program: Program, node: int, values: Mapping[int, np.ndarray]) -> np.ndarray:
-        stmt = program[node]
+    def _compute(
+        self,
+        program: Program,
+        node: int,
+        stmt: Statement,
+        data_in: Incoming,
+        statements: Mapping[int, Statement],
+        values: Mapping[int, np.ndarray],
+    ) -> np.ndarray:
         op = stmt.op
-        shape = tuple(e - s for s, e in stmt.dst.slices)
+        shape = tuple([e - s for s, e in stmt.dst.slices])
         if not op.read_positions:  # an allocation: zero-initialised (a read-only view, no memory)
             return np.broadcast_to(np.float64(0.0), shape)
-        inputs = [self._read(program, node, p, values) for p in op.read_positions]
+        inputs = [self._read(program, node, stmt, p, data_in, statements, values) for p in op.read_positions]
         result = np.asarray(op.compute(inputs, stmt.attr_map), dtype=np.float64)
         if stmt.accumulate:
-            result = self._read(program, node, op.write_positions[0], values) + result
+            result = (
+                self._read(program, node, stmt, op.write_positions[0], data_in, statements, values) + result
+            )
         if result.shape != shape:
             result = np.broadcast_to(result, shape)
         return result
 
     def _read(
-        self, program: Program, node: int, position: int, values: Mapping[int, np.ndarray]
+        self,
+        program: Program,
+        node: int,
+        stmt: Statement,
+        position: int,
+        data_in: Incoming,
+        statements: Mapping[int, Statement],
+        values: Mapping[int, np.ndarray],
     ) -> np.ndarray:
-        """The region operand ``position`` of ``node`` reads, from its producers' values."""
-        var, slices = program[node].operands[position]
-        sources = program.in_order(src for src, pos in program.producers(node) if pos == position)
+        """The region operand ``position`` of ``node`` (``stmt``) reads, from its
+        producers' values (``statements`` holds every producer's statement)."""
+        var, slices = stmt.operands[position]
+        sources = [src for src, use in data_in[node] if use.position == position]
         if not sources:
             data = self.inputs.get(var)
             if data is None:
                 raise SearchError(f"evaluation: {var!r} is read by statement {node} but nothing writes it")
-            return data[tuple(slice(s, e) for s, e in slices)]
-        statements = program
+            return data[tuple([slice(s, e) for s, e in slices])]
         if len(sources) == 1:
             region = statements[sources[0]].dst.slices
             if contains(region, slices):
                 return values[sources[0]][_index(slices, region)]
-        out = np.empty(tuple(e - s for s, e in slices))
-        for src in sources:  # program order: later writes win
+        out = np.empty(tuple([e - s for s, e in slices]))
+        for src in program.in_order(sources):  # program order: later writes win
             region = statements[src].dst.slices
             common = intersection(region, slices)
             if common is not None:

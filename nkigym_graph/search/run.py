@@ -22,6 +22,7 @@ from nkigym_graph.ir.arguments import describe, require_int, require_type
 from nkigym_graph.ir.collector import collector_relaxed
 from nkigym_graph.ir.program import Program
 from nkigym_graph.numeric.equivalence import DEFAULT_MEMO_BYTES, DEFAULT_SAMPLES, VerifySettings
+from nkigym_graph.numeric.evaluate import one_blas_thread
 from nkigym_graph.plugin.transforms import get_transform
 from nkigym_graph.rewriting.transform import Transform
 from nkigym_graph.search.confirm import confirm_with_netlist
@@ -95,7 +96,8 @@ def search(
     started = time.perf_counter()
     pool, owned = resolve_executor(executor, workers)
     display = Progress(f"search {strategy}", progress)
-    with collector_relaxed():
+    # one BLAS thread for every check of the search (set once, not per program checked)
+    with collector_relaxed(), one_blas_thread():
         try:
             session = Session(
                 program,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -66,3 +67,52 @@ def test_batches_from_the_cached_analysis_equal_batches_analysed_afresh(case, st
             program = ng.apply(program, transform, matches[pick % len(matches)])
     expected = merge._matches(program, merge.pattern.runs(program))  # a set pattern's runs, found afresh
     assert merge.analyze_batch(program) == list(expected)
+
+
+def _reductions(x, w):
+    """Row sums and maxima over several chunks (partial reductions), then a matmul."""
+    total = ng.tensor_reduce(x, op="sum")
+    largest = ng.tensor_reduce(ng.activation(x, op="exp"), op="max")
+    return ng.nc_matmul(ng.tensor_tensor(total, largest, op="add"), w)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from([(128, 300), (200, 520), (256, 1100)]),
+    st.lists(
+        st.tuples(st.sampled_from([*TRANSFORMS, "reduction_merge"]), st.integers(0, 10**6)),
+        max_size=10,
+    ),
+)
+def test_updated_reduction_merge_analyses_equal_full_ones(shape, steps) -> None:
+    rows, width = shape
+    program = ng.tile(_reductions, {"x": (rows, width), "w": (rows, 64)}, dtype=np.float64)
+    merge = ng.get_transform("reduction_merge")
+    matches_of(program, merge)  # known at the root: updated from here on
+    for transform, pick in steps:
+        matches = matches_of(program, ng.get_transform(transform))
+        if not matches:
+            continue
+        program = ng.apply(program, transform, matches[pick % len(matches)])
+        assert_reanalysis_is_analysis(program, "reduction_merge")
+
+
+def test_an_equal_patterns_update_moves_only_the_pairs_it_touched(monkeypatch) -> None:
+    from nkigym_graph.rewriting.patterns import equal
+
+    moved = []
+    original = equal._replaced
+
+    def counting(specs, leaving, joining):  # type: ignore[no-untyped-def]
+        found = original(specs, leaving, joining)
+        moved.append(found is not None)
+        return found
+
+    monkeypatch.setattr(equal, "_replaced", counting)
+    program = tiled_matmul(512, 512, 512)  # 4 x 4 output tiles, each loading a and b 4 times
+    reuse = ng.get_transform("data_reuse")
+    matches_of(program, reuse)
+    for pick in (0, 7, 3, 11, 5):
+        program = ng.apply(program, reuse, matches_of(program, reuse)[pick])
+        assert_reanalysis_is_analysis(program, "data_reuse")
+    assert moved and all(moved)  # the updates took the bisection path, and it found every pair

@@ -32,13 +32,15 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
 
 from nkigym_graph.ir.ops.base import Op
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.slices import Slices
-from nkigym_graph.ir.statement import Operand
+from nkigym_graph.ir.statement import Operand, Statement
 from nkigym_graph.ir.variables import INTERMEDIATE
+from nkigym_graph.rewriting.patterns.inherited import Inherited
 from nkigym_graph.rewriting.transform import Edit, Rename
 
 Member = tuple[int, int, int]
@@ -66,33 +68,82 @@ def _layout(op: Op, axis: str) -> tuple[tuple[int, int | None, bool], ...]:
     return found
 
 
+_UNKNOWN = object()
+
+
+def _itself(var: str) -> str:
+    return var
+
+
+def _node_of(key: tuple[int, str]) -> int:
+    return key[0]
+
+
 def _drop(slices: Slices, dim: int) -> Slices:
     return slices[:dim] + slices[dim + 1 :]
 
 
-class MergeAnalysis:
-    """Merge candidates of one program (built once per analysis)."""
+class Facts(NamedTuple):
+    """What merges along one axis need of one statement (``MergeAnalysis.facts``)."""
 
-    def __init__(self, program: Program) -> None:
+    sides: tuple[Side, ...]
+    signature: tuple[Signature, int] | None
+    """Group key and sort coordinate (None: the statement has no range along the axis)."""
+    size: int
+    """Extent of the axis."""
+    starts: tuple[int, ...]
+    """Where each range along the axis of an operand not defined afresh starts."""
+    ends: tuple[int, ...]
+    """Where each of them ends."""
+    sourced: bool
+    """Whether the statement depends on another."""
+
+
+class MergeAnalysis:
+    """Merge candidates of one program (built once per analysis).
+
+    What it learns of a statement (``facts``) depends on the statement, its incoming
+    edges and the definitions of the variables it mentions; an analysis of a derived
+    snapshot starts from its parent's, less the statements the derivation
+    altered or removed (given ``parent``, the parent snapshot's analysis).
+    """
+
+    def __init__(self, program: Program, parent: MergeAnalysis | None = None) -> None:
         self.program = program
         self._identities: dict[Operand, Identity] = {}
-        self._sides: dict[tuple[int, str], tuple[Side, ...]] = {}
-        self._loaded: dict[str, tuple[str, Slices] | None] = {}
-        self._sizes: dict[tuple[int, str], int] = {}
+        self._loaded = Inherited[str, "tuple[str, Slices] | None"](_itself)
+        self._facts = Inherited[tuple[int, str], Facts](_node_of)
         self._limits: dict[tuple[Op, str, int], str | None] = {}
+        self._bounds: dict[tuple[Op, str], int | None] = {}
+        self.statement: Callable[[int], Statement] = program.__getitem__
+        """The statement of an id (see ``for_every_statement``)."""
+        derivation = program.derivation
+        if parent is not None and derivation is not None and derivation.parent() is parent.program:
+            self._limits = parent._limits  # by op, axis and size on one target: shared
+            self._bounds = parent._bounds
+            self._facts = parent._facts.handed_down(derivation.altered | derivation.removed)
+            self._loaded = parent._loaded.handed_down(derivation.touched)
+
+    def for_every_statement(self) -> MergeAnalysis:
+        """This analysis, about to look at every statement: it looks them up in a
+        dictionary (built once) rather than by id in the program."""
+        by_id = dict(self.program.items())
+        self.statement = by_id.__getitem__
+        return self
 
     def loaded(self, var: str) -> tuple[str, Slices] | None:
         """``(parameter, slices)`` a tile holds when one load fills it and nothing else writes it."""
-        if var in self._loaded:
-            return self._loaded[var]
+        known = self._loaded.get(var, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known
         program = self.program
         info = program.variables.get(var)
         found = None
         if info is not None and info.defined_by is not None:
-            stmt = program[info.defined_by]
+            stmt = self.statement(info.defined_by)
             if stmt.op.name == "load" and len(program.writers_of(var)) == 1:
                 found = (stmt.operands[0].var, stmt.operands[0].slices)
-        self._loaded[var] = found
+        self._loaded.put(var, found)
         return found
 
     # -- identity and roles -------------------------------------------------------------
@@ -112,56 +163,67 @@ class MergeAnalysis:
             self._identities[operand] = found
         return found
 
+    def facts(self, node: int, axis: str) -> Facts:
+        """What merges of ``node`` along ``axis`` need of it."""
+        key = (node, axis)
+        found: Facts | None = self._facts.get(key, None)
+        if found is None:
+            found = self._learn(node, axis)
+            self._facts.put(key, found)
+        return found
+
+    def _learn(self, node: int, axis: str) -> Facts:
+        program = self.program
+        stmt = self.statement(node)
+        operands, accumulate = stmt.operands, stmt.accumulate
+        variables = program.variables
+        sides = []
+        parts: list[object] = [stmt.op, stmt.attrs, accumulate]
+        coordinate = size = None
+        starts: list[int] = []
+        ends: list[int] = []
+        for position, dim, is_write in _layout(stmt.op, axis):
+            operand = operands[position]
+            fresh = False
+            if is_write and not accumulate:
+                info = variables[operand.var]
+                fresh = info.kind == INTERMEDIATE and info.defined_by == node
+            sides.append((position, dim, fresh))
+            if dim is None:
+                parts.append(len(operand.slices) if fresh else self.identity(operand))
+                continue
+            start, stop = operand.slices[dim]
+            if size is None:
+                size = stop - start
+            if fresh:
+                parts.append(len(operand.slices))
+                continue
+            parts.append((operand.var, _drop(operand.slices, dim)))
+            starts.append(start)
+            ends.append(stop)
+            if coordinate is None:
+                coordinate = start
+        data_in, order_in = program.incoming
+        return Facts(
+            tuple(sides),
+            None if coordinate is None else (tuple(parts), coordinate),
+            size or 0,
+            tuple(starts),
+            tuple(ends),
+            bool(data_in[node] or order_in[node]),
+        )
+
     def sides(self, node: int, axis: str) -> tuple[Side, ...]:
         """Each operand's role in a merge of ``node`` along ``axis``."""
-        key = (node, axis)
-        found = self._sides.get(key)
-        if found is None:
-            stmt = self.program[node]
-            variables = self.program.variables
-            out = []
-            for position, dim, is_write in _layout(stmt.op, axis):
-                fresh = False
-                if is_write and not stmt.accumulate:
-                    info = variables[stmt.operands[position].var]
-                    fresh = info.kind == INTERMEDIATE and info.defined_by == node
-                out.append((position, dim, fresh))
-            found = self._sides[key] = tuple(out)
-        return found
+        return self.facts(node, axis).sides
 
     def signature(self, node: int, axis: str) -> tuple[Signature, int] | None:
         """Group key and sort coordinate of ``node`` for merges along ``axis``."""
-        stmt = self.program[node]
-        parts: list[object] = [stmt.op, stmt.attrs, stmt.accumulate]
-        coordinate = None
-        for position, dim, fresh in self.sides(node, axis):
-            operand = stmt.operands[position]
-            if fresh:
-                parts.append(len(operand.slices))
-            elif dim is None:
-                parts.append(self.identity(operand))
-            else:
-                parts.append((operand.var, _drop(operand.slices, dim)))
-                if coordinate is None:
-                    coordinate = operand.slices[dim][0]
-        if coordinate is None:
-            return None
-        return (tuple(parts), coordinate)
+        return self.facts(node, axis).signature
 
     def size(self, node: int, axis: str) -> int:
         """Extent of ``axis`` in statement ``node``."""
-        key = (node, axis)
-        found = self._sizes.get(key)
-        if found is None:
-            found = 0
-            stmt = self.program[node]
-            for position, dim, _ in self.sides(node, axis):
-                if dim is not None:
-                    start, stop = stmt.operands[position].slices[dim]
-                    found = stop - start
-                    break
-            self._sizes[key] = found
-        return found
+        return self.facts(node, axis).size
 
     # -- candidates ---------------------------------------------------------------------
     def groups(self, nodes: Iterable[int], axis: str) -> list[list[Member]]:
@@ -193,10 +255,13 @@ class MergeAnalysis:
             nodes.sort(key=order)
         rank = {node: k for nodes in level.values() for k, node in enumerate(nodes)}
         successor: dict[int, int] = {}
+        facts = self.facts
         for _, node, end in members:
-            following = level.get(end, ())
+            following = level.get(end)
+            if following is None:
+                continue
             k = rank[node]
-            if k < len(following) and self.adjacent(node, following[k], axis):
+            if k < len(following) and facts(node, axis).ends == facts(following[k], axis).starts:  # adjacent
                 successor[node] = following[k]
         start_of = {node: start for start, node, _ in members}
         heads = sorted(set(successor) - set(successor.values()), key=lambda n: (start_of[n], order(n)))
@@ -209,17 +274,14 @@ class MergeAnalysis:
         return out
 
     def adjacent(self, lower: int, upper: int, axis: str) -> bool:
-        """Whether every non-fresh ``axis`` range of ``lower`` ends where ``upper``'s starts."""
-        a, b = self.program[lower].operands, self.program[upper].operands
-        for position, dim, fresh in self.sides(lower, axis):
-            if dim is not None and not fresh and a[position].slices[dim][1] != b[position].slices[dim][0]:
-                return False
-        return True
+        """Whether every non-fresh ``axis`` range of ``lower`` ends where ``upper``'s starts
+        (two members of one group: the same operands are fresh in both)."""
+        return self.facts(lower, axis).ends == self.facts(upper, axis).starts
 
     # -- rules 4 and 5 ------------------------------------------------------------------
     def limit_blocker(self, members: Sequence[int], axis: str) -> str | None:
         """The limit message if the merged size is too large, else None."""
-        op = self.program[members[0]].op
+        op = self.statement(members[0]).op
         return self.size_blocker(op, axis, sum(self.size(n, axis) for n in members))
 
     def size_blocker(self, op: Op, axis: str, total: int) -> str | None:
@@ -234,6 +296,15 @@ class MergeAnalysis:
                 f"{program.target.name}"
             )
         return self._limits[key]
+
+    def smallest_merge(self, op: Op, axis: str) -> int | None:
+        """Beyond what size no two statements of ``op`` merge along ``axis`` (None: no
+        bound known; an op deciding sizes itself, ``can_merge_dim``, gives none)."""
+        key = (op, axis)
+        if key not in self._bounds:
+            plain = type(op).can_merge_dim is Op.can_merge_dim  # the limit is a plain upper bound
+            self._bounds[key] = op.limit(axis, self.program.target) if plain else None
+        return self._bounds[key]
 
     def dependency_blocker(self, members: Sequence[int]) -> str | None:
         """Whether one member reaches another (walking back from each, never below the first)."""

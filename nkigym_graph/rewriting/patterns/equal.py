@@ -21,6 +21,7 @@ the groups so that a derived snapshot regroups only the statements its edit touc
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -118,18 +119,26 @@ class EqualMatches(NamedTuple):
         affected = {key for old in (*removed, *dirty) if (key := pattern.key(parent, old)) is not None}
         joining = _grouped(pattern, program, dirty)
         affected.update(joining)
-        groups = {key: nodes for key, nodes in self.groups.items() if key not in affected}
+        groups = dict(self.groups)
+        before = {key: groups.pop(key) for key in affected if key in groups}
         rebuilt: dict[Key, tuple[int, ...]] = {}
         for key in affected:
-            kept = (n for n in self.groups.get(key, ()) if n not in removed and n not in dirty)
+            kept = (n for n in before.get(key, ()) if n not in removed and n not in dirty)
             members = tuple(program.in_order({*kept, *joining.get(key, ())}))
             if members:
                 rebuilt[key] = members
         groups.update(rebuilt)
-        dropped = {n for key in affected for n in self.groups.get(key, ())}
-        specs = [spec for spec in self.specs if spec[3] not in dropped]
-        specs.extend(_specs(program, rebuilt))
-        specs.sort()
+        # the pairs of the groups before (order keys hold along derivations: the same
+        # tuples as listed) leave, those of the groups after join, in sorted places
+        leaving, joining_specs = _specs(parent, before), _specs(program, rebuilt)
+        specs = None
+        if 8 * (len(leaving) + len(joining_specs)) < len(self.specs):
+            specs = _replaced(self.specs, leaving, joining_specs)
+        if specs is None:
+            dropped = {n for nodes in before.values() for n in nodes}
+            specs = [spec for spec in self.specs if spec[3] not in dropped]
+            specs.extend(joining_specs)
+            specs.sort()
         return EqualMatches(pattern, program, groups, specs)
 
     def pair_specs(self) -> list[Spec]:
@@ -156,6 +165,20 @@ def _grouped(pattern: EqualPattern, program: Program, nodes: Iterable[int]) -> d
         if key is not None:
             found.setdefault(key, []).append(node)
     return {key: tuple(program.in_order(members)) for key, members in found.items()}
+
+
+def _replaced(specs: list[Spec], leaving: list[Spec], joining: list[Spec]) -> list[Spec] | None:
+    """Sorted ``specs`` without ``leaving`` and with ``joining``, each found or placed by
+    bisection (None if one of ``leaving`` is not there)."""
+    out = list(specs)
+    for spec in leaving:
+        at = bisect.bisect_left(out, spec)
+        if at == len(out) or out[at] != spec:
+            return None
+        del out[at]
+    for spec in joining:
+        bisect.insort(out, spec)
+    return out
 
 
 def _specs(program: Program, groups: Mapping[Key, tuple[int, ...]]) -> list[Spec]:

@@ -5,17 +5,20 @@ A section groups the statements of one op by merge signature (see
 pairs within the op's limit, in statement ids (which statements keep across
 derivations). A rewrite changes the signatures of the statements it edits or whose variables it
 touches (``Derivation.altered``): only the groups those statements leave or join are
-rebuilt; the others are kept as they are. A rewrite elsewhere can create or break a
-path between two statements, but only through a dirty statement between them (edges
-into the others are unchanged), so a group's dependency verdicts are kept unless a
-dirty statement lies within the group's span.
+redone, the members that stay keeping their order (order keys hold along derivations)
+and what the analysis knew of them (``MergeAnalysis.facts``); the other groups are kept
+as they are. A rewrite elsewhere can create or break a path between two statements,
+but only through a dirty statement between them (edges into the others are
+unchanged), so a group's dependency verdicts are kept unless a dirty statement lies
+within the group's span; only groups with pairs whose members depend on something can
+have such verdicts change (``Section.linked``).
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Callable, Iterable, Sequence, Set
 from typing import NamedTuple
 
 from nkigym_graph.ir.derivation import Derivation
@@ -48,6 +51,9 @@ class Section(NamedTuple):
 
     axis: str
     groups: dict[Signature, Group]
+    linked: frozenset[Signature]
+    """The groups with pairs whose members depend on something: a rewrite between two
+    of their members may change whether one reaches the other."""
 
     @classmethod
     def build(cls, analysis: MergeAnalysis, nodes: Iterable[int], axis: str) -> Section:
@@ -56,8 +62,9 @@ class Section(NamedTuple):
             sig = analysis.signature(node, axis)
             if sig is not None:
                 found.setdefault(sig[0], []).append((sig[1], node, sig[1] + analysis.size(node, axis)))
-        groups = {key: _group(analysis, members, axis) for key, members in found.items()}
-        return cls(axis, groups)
+        order = _member_order(analysis.program.order_key)
+        groups = {key: _group(analysis, sorted(members, key=order), axis) for key, members in found.items()}
+        return cls(axis, groups, frozenset(key for key, group in groups.items() if _linked(group)))
 
     def derived(
         self,
@@ -65,15 +72,18 @@ class Section(NamedTuple):
         analysis: MergeAnalysis,
         derivation: Derivation,
         dirty: Set[int],
+        leaving: Sequence[int],
         dirty_nodes: Sequence[int],
     ) -> Section:
         """This section in the snapshot ``derivation`` leads to (analysed by
         ``analysis``); ``before`` analyses the parent; ``dirty`` are the statements whose
-        membership may have changed (``Derivation.altered`` or ``dirty``), ``dirty_nodes``
-        those of them that belong to this section."""
+        membership may have changed (``Derivation.altered`` or ``dirty``), ``leaving``
+        those of them and of the removed ones that had this section's op in the parent
+        (only they can leave its groups), ``dirty_nodes`` those of ``dirty`` that belong
+        to this section."""
         axis, removed, groups = self.axis, derivation.removed, self.groups
         affected = set()
-        for old in (*removed, *dirty):
+        for old in leaving:
             sig = before.signature(old, axis)
             if sig is not None and sig[0] in groups:
                 affected.add(sig[0])
@@ -86,25 +96,36 @@ class Section(NamedTuple):
         kept = dict(groups)
         rank = analysis.program.order_key
         ascending = sorted(rank(node) for node in dirty)
-        for key, group in groups.items():
-            if (
-                group.pairs
-                and not group.sourceless
-                and key not in affected
-                and _between(ascending, group.first, group.last)
-            ):
+        for key in self.linked:
+            group = groups[key]
+            if key not in affected and _between(ascending, group.first, group.last):
                 kept[key] = _reverified(analysis, group, axis, ascending)
+        linked = set(self.linked)
         for key in affected:
             previous = kept.pop(key, None)
-            members = [
-                member
-                for member in (previous.members if previous else ())
-                if member[1] not in removed and member[1] not in dirty
-            ]
-            members += joining.get(key, [])
+            if previous is None:
+                members = sorted(joining.get(key, []), key=_member_order(rank))
+                if members:
+                    kept[key] = _group(analysis, members, axis)
+                continue
+            # kept members keep their order keys, so their order: only the joining ones are placed
+            members = [m for m in previous.members if m[1] not in removed and m[1] not in dirty]
+            order = _member_order(rank)
+            for member in joining.get(key, ()):
+                bisect.insort(members, member, key=order)
             if members:
-                kept[key] = _group(analysis, members, axis)
-        return Section(axis, kept)
+                # kept members keep their edges: a group without sources gains one by a joining member only
+                sourceless = None
+                if previous.sourceless:
+                    sourceless = not any(analysis.facts(m[1], axis).sourced for m in joining.get(key, ()))
+                kept[key] = _group(analysis, members, axis, sourceless)
+        for key in affected:
+            now = kept.get(key)
+            if now is not None and _linked(now):
+                linked.add(key)
+            else:
+                linked.discard(key)
+        return Section(axis, kept, frozenset(linked))
 
     def pair_specs(self) -> list[Spec]:
         """Every mergeable pair: groups in order of their first statement, pairs along
@@ -113,26 +134,50 @@ class Section(NamedTuple):
         return [spec for _, specs in ordered for spec in specs]
 
 
-def _group(analysis: MergeAnalysis, members: list[Member], axis: str) -> Group:
-    """A group from its members."""
+def _linked(group: Group) -> bool:
+    """Whether ``group`` belongs to ``Section.linked``."""
+    return bool(group.pairs) and not group.sourceless
+
+
+def _member_order(rank: Callable[[int], int]) -> Callable[[Member], tuple[int, int, int]]:
+    """The order of a group's members: by coordinate, then program order."""
+    return lambda m: (m[0], rank(m[1]), m[2])
+
+
+def _group(
+    analysis: MergeAnalysis, members: list[Member], axis: str, sourceless: bool | None = None
+) -> Group:
+    """A group from its members, sorted (``_member_order``); ``sourceless`` when known."""
     rank = analysis.program.order_key
-    members = sorted(members, key=lambda m: (m[0], rank(m[1]), m[2]))
+    if len(members) == 1 and members[0][0] != members[0][2]:  # no pairs
+        node = members[0][1]
+        alone = not analysis.facts(node, axis).sourced if sourceless is None else sourceless
+        return Group(members, [], (), rank(node), (), alone, -1)
     size = {n: e - c for c, n, e in members}
-    op = analysis.program[members[0][1]].op
-    pairs = [
-        (lower, upper)
-        for chain in analysis.chains(members, axis)
-        for lower, upper in itertools.pairwise(chain)
-        if analysis.size_blocker(op, axis, size[lower] + size[upper]) is None
-    ]
-    free = tuple(analysis.dependency_blocker(pair) is None for pair in pairs)
+    op = analysis.statement(members[0][1]).op
+    bound = analysis.smallest_merge(op, axis)
+    if bound is not None and sum(sorted(size.values())[:2]) > bound:
+        pairs = []  # no two members fit in one statement (matmul M, load partitions on Trn2)
+    else:
+        pairs = [
+            (lower, upper)
+            for chain in analysis.chains(members, axis)
+            for lower, upper in itertools.pairwise(chain)
+            if analysis.size_blocker(op, axis, size[lower] + size[upper]) is None
+        ]
+    if sourceless is None:
+        sourceless = not any(analysis.facts(n, axis).sourced for _, n, _ in members)
+    # without sources no member can reach another
+    free = (
+        (True,) * len(pairs) if sourceless else tuple(analysis.dependency_blocker(p) is None for p in pairs)
+    )
     return Group(
         members,
         pairs,
         free,
-        min(rank(n) for _, n, _ in members),
+        min([rank(n) for _, n, _ in members]),
         _specs(axis, pairs, free),
-        not any(analysis.program.pred_of(n) for _, n, _ in members),
+        sourceless,
         max((rank(upper) for _, upper in pairs), default=-1),
     )
 

@@ -43,8 +43,18 @@ _ADJACENCY = ("patterns", "adjacency")
 
 
 def adjacency(program: Program) -> MergeAnalysis:
-    """``program``'s merge analysis, built once per snapshot."""
-    return memo(program, _ADJACENCY, MergeAnalysis)
+    """``program``'s merge analysis, built once per snapshot (from its parent's, when
+    that is known: ``MergeAnalysis`` keeps what the derivation left unchanged)."""
+    return memo(program, _ADJACENCY, _merge_analysis)
+
+
+def _merge_analysis(program: Program) -> MergeAnalysis:
+    derivation = program.derivation
+    parent = derivation.parent() if derivation is not None else None
+    known = None if parent is None else parent.memo.get(_ADJACENCY)
+    if known is None:  # analysed in full
+        return MergeAnalysis(program).for_every_statement()
+    return MergeAnalysis(program, known)
 
 
 class SetPattern:
@@ -108,7 +118,7 @@ class SetPattern:
 
     def accepts(self, program: Program, node: int) -> bool:
         """Whether statement ``node`` satisfies the attribute constraints and ``where``."""
-        if not attrs_match(program[node], self.attrs):
+        if self.attrs and not attrs_match(program[node], self.attrs):
             return False
         return self.where is None or self.where(program, node)
 
@@ -148,14 +158,20 @@ class SetMatches(NamedTuple):
         for node in program.in_order(dirty):
             if pattern.accepts(program, node):
                 dirty_of.setdefault(program[node].op.name, []).append(node)
-        before, analysis = adjacency(self.program), adjacency(program)
+        parent = self.program
+        leaving_of: dict[str, list[int]] = {}  # what may leave a group, by the op it had
+        for node in (*derivation.removed, *dirty):
+            leaving_of.setdefault(parent[node].op.name, []).append(node)
+        before, analysis = adjacency(parent), adjacency(program)
         sections = {}
         for name, axis, members in pattern.covered(program):
             old = self.sections.get((name, axis))
             sections[(name, axis)] = (
                 Section.build(analysis, [n for n in members if pattern.accepts(program, n)], axis)
                 if old is None
-                else old.derived(before, analysis, derivation, dirty, dirty_of.get(name, []))
+                else old.derived(
+                    before, analysis, derivation, dirty, leaving_of.get(name, []), dirty_of.get(name, [])
+                )
             )
         return SetMatches(pattern, program, sections)
 
@@ -176,7 +192,7 @@ class SetMatches(NamedTuple):
         out: list[Found] = []
         for (_, axis), section in self.sections.items():
             for group in sorted(section.groups.values(), key=lambda g: g.first):
-                if len(group.members) > 1:
+                if group.pairs:  # a run of two or more holds a pair within the limit
                     out.extend(_found(program, run, axis) for run in analysis.chain_runs(group.members, axis))
         return out
 
