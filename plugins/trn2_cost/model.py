@@ -20,7 +20,6 @@ from .lifetimes import (
     Placement,
     Tiles,
     derived_ends,
-    derived_evictions,
     ends_by_statement_of,
     evictions_of,
     last_uses_of,
@@ -113,34 +112,26 @@ class Trn2CostModel:
             else None
         )
         if rows is not None:
-            inserted = derived_evictions(before.inserted, derivation)
             looked_at = np.array(dirty, dtype=np.int64)
             rewritten: Collection[int] = derivation.dirty
         else:
             rows = table.rows(program, start, before.rows)
-            inserted = dict(before.inserted)  # those before ``start``: the parent's
-            rewritten = program.ids[start:]
-            for node in (*rewritten, *derivation.removed):
-                inserted.pop(node, None)
             looked_at = np.arange(start, n)
+            rewritten = program.ids[start:]
         if not _same_placement(parent, before.rows, program, rows, table, touched):
             return None
-        evictions_of(program, rows, table, looked_at, inserted)
+        inserted = evictions_of(program, rows, table, looked_at, {})  # of the rewritten statements
         if before.tasks is None:
+            assert before.inserted is not None, "a derived run keeps its evictions in its tasks"
             before.tasks = _task_graph(parent, before.rows, before.inserted, table)
         graph = derive_tasks(before.tasks, program, inserted, table.queue_of, rewritten)
         columns = table.columns
-        timed = schedule_tasks(
-            graph,
-            np.fromiter(program.ids, dtype=np.int64, count=n),
-            columns.queue[rows],
-            columns.seconds[rows],
-            table.engines,
-        )
+        ids = _ids(program, parent, before, gone)
+        timed = schedule_tasks(graph, ids, columns.queue[rows], columns.seconds[rows], table.engines)
         starts = np.flatnonzero(ends >= 0)
         tiles = Tiles.placed(starts, ends[starts], rows, table)
         report = self._report(program, facts_of(program), timed, rows, tiles, table)
-        return Run(weakref.ref(program), table, before.signature, rows, ends, inserted, report, graph)
+        return Run(weakref.ref(program), table, before.signature, rows, ends, None, report, graph, ids)
 
     def _report(
         self,
@@ -251,3 +242,20 @@ def _task_graph(
     ids = np.fromiter(program.ids, dtype=np.int64, count=len(program.ids))
     schedule_tasks(graph, ids, columns.queue[rows], columns.seconds[rows], table.engines)
     return graph
+
+
+def _ids(program: Program, parent: Program, before: Run, gone: list[int]) -> np.ndarray:
+    """``program.ids`` as an array, from the parent's (``before.ids``): the
+    removed positions dropped, the new statements (changed, not the parent's) put in."""
+    n = len(program.ids)
+    if before.ids is None:
+        before.ids = np.fromiter(parent.ids, dtype=np.int64, count=len(parent.ids))
+    derivation = program.derivation
+    assert derivation is not None
+    ids = np.delete(before.ids, gone) if gone else before.ids
+    new = sorted(program.position(node) for node in derivation.changed if node not in parent)
+    if new:
+        ids = np.insert(ids, np.array(new) - np.arange(len(new)), [program.ids[at] for at in new])
+    if len(ids) != n:  # not expected: the derivation names every new statement
+        ids = np.fromiter(program.ids, dtype=np.int64, count=n)
+    return ids

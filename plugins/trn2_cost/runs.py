@@ -31,12 +31,15 @@ class Run:
     rows: np.ndarray
     ends: np.ndarray | None
     """``ends_by_statement_of`` (None: derived programs are estimated in full)."""
-    inserted: dict[int, list[Task]]
-    """The evictions before each statement (``evictions_of``)."""
+    inserted: dict[int, list[Task]] | None
+    """The evictions before each statement (``evictions_of``), of a run estimated in
+    full (a derived run keeps them in ``tasks``)."""
     report: CostReport
     tasks: TaskGraph | None = None
     """The schedule's task graph with its critical predecessors (built when a program
     is first derived from this one, if the run did not build it)."""
+    ids: np.ndarray | None = None
+    """``Program.ids`` as an array (set when a program is first derived from this one)."""
 
 
 _RUN_BUDGET = 1_000_000

@@ -44,12 +44,13 @@ class TaskGraph(NamedTuple):
     on its queue, ``k > 0`` ``deps[place, k - 1, id]`` (both: ``UNKNOWN`` for a
     statement rewritten since the last schedule)."""
     finish: np.ndarray
-    """``[id]``: when its own task finished in the last schedule."""
+    """``[id]``: when its own task finished in the last schedule (as float32: only
+    hints are guessed from it)."""
     inserted_finish: np.ndarray
     """``[place, id]``: when each inserted task finished in the last schedule."""
 
 
-UNKNOWN = -(1 << 30)
+UNKNOWN = -(1 << 15)
 """The hint of a task not scheduled yet: the schedule guesses it from the last finish
 times of its predecessors."""
 
@@ -102,16 +103,17 @@ def derive(
 def _sized(size: int, width: int, places: int, slots: int) -> TaskGraph:
     """An empty graph with room for ``size`` ids, ``width`` edges, ``places`` inserted
     tasks of ``slots`` deps each."""
+    assert width + places < -UNKNOWN, "hints are int16"
     return TaskGraph(
         np.full((width, size), -1, dtype=np.int32),
         np.zeros(size, dtype=np.int32),
         np.zeros((places, size), dtype=np.int16),
         np.zeros((places, size), dtype=np.float64),
         np.full((places, slots, size), -1, dtype=np.int32),
-        np.zeros(size, dtype=np.int32),
-        np.zeros((places, size), dtype=np.int32),
-        np.zeros(size, dtype=np.float64),
-        np.zeros((places, size), dtype=np.float64),
+        np.zeros(size, dtype=np.int16),
+        np.zeros((places, size), dtype=np.int16),
+        np.zeros(size, dtype=np.float32),
+        np.zeros((places, size), dtype=np.float32),
     )
 
 
@@ -168,7 +170,7 @@ def schedule(
     times = np.empty(tasks, dtype=np.float64)
     times[mine] = seconds
     hint = np.empty(tasks, dtype=np.int64)
-    known = graph.hint[ids]
+    known = graph.hint[ids].astype(np.int64)
     hint[mine] = np.where(known >= 0, known, width - known)
     last = np.zeros(tasks + 1, dtype=np.float64)  # the last finish times (the last entry: padding)
     last[mine] = graph.finish[ids]
