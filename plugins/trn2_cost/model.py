@@ -12,7 +12,7 @@ import numpy as np
 
 from nkigym_graph.cost import CostReport, Task
 from nkigym_graph.cost.kernel_timing import scheduled_report
-from nkigym_graph.cost.schedule import traced_schedule
+from nkigym_graph.cost.schedule import node_schedule
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.variables import INTERMEDIATE
 
@@ -64,7 +64,7 @@ class Trn2CostModel:
         starts = np.array([program.position(node) for node in found.starts], dtype=np.int64)
         ends = last_uses_of(program, found.tiles)
         inserted = evictions_of(program, rows, table, np.arange(len(rows)), {})
-        schedule, _ = traced_schedule(
+        schedule = node_schedule(
             columns.queue[rows].tolist(),
             table.engines,
             columns.seconds[rows].tolist(),
