@@ -18,12 +18,12 @@ wait on the previous one on the queue: ranges of task numbers), whose finish tim
 chains their first task waits on. The result is then checked against the definition
 for every task at once; where it fails, the hints are replaced by the rows the
 computed times pick (policy iteration: the times only grow) and the graph is solved
-again. ``run`` is the plain loop (in schedule order), for when no hint is good enough.
+again, and after that from the first wrong task on by the plain loop (``run``).
 
 >>> order, prev = by_queue(np.array([1, 1, 2, 2]))  # dma, dma, tensor, tensor
 >>> preds = np.array([prev, [-1, -1, 0, 1]])  # each tensor task reads a load
 >>> seconds = np.array([2.0, 2.0, 1.0, 1.0])
->>> finish, hint = solve(seconds, preds, np.zeros(4, dtype=np.int64))
+>>> finish, hint = solve(seconds, preds, np.zeros(4, dtype=np.int64), order)
 >>> finish.tolist(), hint.tolist(), run(preds, seconds, range(4)).tolist()
 ([2.0, 4.0, 3.0, 5.0], [0, 0, 1, 1], [2.0, 4.0, 3.0, 5.0])
 """
@@ -34,11 +34,13 @@ from collections.abc import Iterable
 
 import numpy as np
 
-REPAIRS = 6
-"""Times ``solve`` replaces wrong hints before it gives up (the caller then ``run``s)."""
-ROUNDS = 256
-"""Chain levels ``solve`` evaluates (a chain waits on a chain of the level before)
-before it gives up: past that, array operations cost more than the loop."""
+REPAIRS = 2
+"""Times ``solve`` follows hints (the second time, those the first finish times pick)
+before it runs the loop (wrong hints run in a queue: each try mends one more)."""
+NARROW = 64
+"""Chains a level must hold to be summed with array operations (a chain waits on a
+chain of the level before); past the first narrower level, the chains left are summed
+one after the other."""
 
 
 def by_queue(queue: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -56,11 +58,13 @@ def by_queue(queue: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return order, prev
 
 
-def run(preds: np.ndarray, seconds: np.ndarray, schedule: Iterable[int]) -> np.ndarray:
+def run(
+    preds: np.ndarray, seconds: np.ndarray, schedule: Iterable[int], known: np.ndarray | None = None
+) -> np.ndarray:
     """Every task's finish time, one task after the other in ``schedule`` order (every
-    task after its preds)."""
-    finish = [0.0] * (len(seconds) + 1)  # the last entry stays 0.0: what padding reads
-    rows, costs = preds.T.tolist(), seconds.tolist()
+    task after its preds); ``known``: the finish times of the tasks before those."""
+    finish = [0.0] * (len(seconds) + 1) if known is None else [*known.tolist(), 0.0]
+    rows, costs = preds.T.tolist(), seconds.tolist()  # the last entry of ``finish``: padding
     for t in schedule:
         finish[t] = max([finish[p] for p in rows[t]]) + costs[t]
     return np.array(finish[:-1], dtype=np.float64)
@@ -71,25 +75,34 @@ def critical(preds: np.ndarray, finish: np.ndarray) -> np.ndarray:
     return np.argmax(np.append(finish, 0.0)[preds], axis=0) if len(finish) else np.zeros(0, np.int64)
 
 
-def solve(seconds: np.ndarray, preds: np.ndarray, hint: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Every task's finish time and the critical rows (the next graph's hints), or
-    None if the hints do not lead there within ``REPAIRS`` repairs and ``ROUNDS`` levels."""
+def solve(
+    seconds: np.ndarray, preds: np.ndarray, hint: np.ndarray, order: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every task's finish time and the critical rows (the next graph's hints).
+    ``order``: each task's place in schedule order (``by_queue``). If the hints are
+    still wrong after ``REPAIRS`` tries, the loop runs from the first wrong task in
+    schedule order on (those before it are right: they and their preds keep the rule)."""
     tasks = len(seconds)
     every = np.arange(tasks)
+    finish, start = np.zeros(tasks), 0
     for _ in range(REPAIRS):
-        finish = _follow(preds[0], preds[hint, every], seconds)
-        if finish is None:
-            return None
+        finish = _follow(preds[0], preds[hint, every], seconds, order)
         gathered = np.append(finish, 0.0)[preds]
-        if np.array_equal(gathered.max(axis=0, initial=0.0) + seconds, finish):
+        wrong = gathered.max(axis=0, initial=0.0) + seconds != finish
+        if not wrong.any():
             return finish, hint
         hint = np.argmax(gathered, axis=0)
-    return None
+        start = int(order[wrong].min())
+    schedule = np.empty(tasks, dtype=np.int64)
+    schedule[order] = every
+    finish = run(preds, seconds, schedule[start:].tolist(), finish)
+    return finish, critical(preds, finish)
 
 
-def _follow(prev: np.ndarray, after: np.ndarray, seconds: np.ndarray) -> np.ndarray | None:
+def _follow(prev: np.ndarray, after: np.ndarray, seconds: np.ndarray, order: np.ndarray) -> np.ndarray:
     """The finish times if each task waits on the task ``after`` names (-1: none), chain
-    by chain (None past ``ROUNDS`` levels)."""
+    by chain: level by level while levels are wide, then one chain after the other in
+    the schedule order of their first tasks (a chain waits on an earlier task)."""
     tasks = len(seconds)
     heads = ~((after == prev) & (prev >= 0))
     starts = np.flatnonzero(heads)
@@ -103,15 +116,37 @@ def _follow(prev: np.ndarray, after: np.ndarray, seconds: np.ndarray) -> np.ndar
     finish = np.empty(tasks + 1, dtype=np.float64)
     finish[tasks] = 0.0  # what ``source == -1`` reads
     pending = np.arange(chains)
-    for _ in range(ROUNDS):
-        if not len(pending):
-            return finish[:tasks]
+    while len(pending):
         ready = done[waits[pending]]
         now = pending[ready]
+        if len(now) < NARROW:
+            _one_by_one(finish, pending[np.argsort(order[starts[pending]])], starts, lengths, source, seconds)
+            break
         _accumulate(finish, finish[source[now]], starts[now], lengths[now], seconds)
         done[now] = True
         pending = pending[~ready]
-    return None
+    return finish[:tasks]
+
+
+def _one_by_one(
+    finish: np.ndarray,
+    chains: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    source: np.ndarray,
+    seconds: np.ndarray,
+) -> None:
+    """Set the finish times of ``chains`` (in an order where each comes after the chain
+    it waits on), one task after the other."""
+    times, costs = finish.tolist(), seconds.tolist()
+    for first, length, after in zip(
+        starts[chains].tolist(), lengths[chains].tolist(), source[chains].tolist(), strict=True
+    ):
+        value = times[after]
+        for t in range(first, first + length):
+            value = value + costs[t]
+            times[t] = value
+    finish[:] = times
 
 
 def _accumulate(

@@ -1,7 +1,7 @@
 """A program's schedule as a task graph kept by statement id (``TaskGraph``): a derived
 program copies its parent's and rewrites the rows of its dirty statements only, then
 solves the schedule with array operations from the parent's critical predecessors
-(``nkigym_graph.cost.critical_path``; the loop when they do not lead there).
+(``nkigym_graph.cost.critical_path``; the loop where they do not lead there).
 
 Per statement, its tasks in schedule order are its inserted tasks (``evictions_of``:
 DMA latency, PSUM evictions), then its own; its own task waits for the statements it
@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from nkigym_graph.cost import Task
-from nkigym_graph.cost.critical_path import by_queue, critical, run, solve
+from nkigym_graph.cost.critical_path import by_queue, solve
 from nkigym_graph.ir.program import Program
 
 
@@ -188,12 +188,7 @@ def schedule(
         placed.append((who, numbered))
     unknown = np.flatnonzero((hint < 0) | (hint >= len(preds)))
     hint[unknown] = np.argmax(last[preds[:, unknown]], axis=0)
-    solved = solve(times, preds, hint)
-    if solved is None:
-        finish = run(preds, times, number.tolist())
-        hint = critical(preds, finish)
-    else:
-        finish, hint = solved
+    finish, hint = solve(times, preds, hint, order)
     known = hint[mine]
     graph.hint[ids] = np.where(known <= width, known, width - known)
     graph.finish[ids] = finish[mine]

@@ -4,9 +4,11 @@ bit for bit, from any hints (good, wrong or random)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nkigym_graph.cost import critical_path
 from nkigym_graph.cost.critical_path import by_queue, critical, run, solve
 from nkigym_graph.cost.schedule import Task, list_schedule
 
@@ -49,20 +51,25 @@ def test_solve_gives_the_list_schedule_from_any_hints(seed: int, tasks: int, hin
         "random": np.random.default_rng(seed + 1).integers(0, 4, tasks),
         "exact": critical(preds, expected),
     }[hints]
-    solved = solve(seconds, preds, hint)
-    if hints == "exact":
-        assert solved is not None
-    if solved is not None:  # else the caller runs the loop
-        finish, found = solved
-        assert np.array_equal(finish, expected)
-        assert np.array_equal(np.append(finish, 0.0)[preds[found, np.arange(tasks)]] + seconds, finish)
+    finish, found = solve(seconds, preds, hint, order)
+    assert np.array_equal(finish, expected)
+    assert np.array_equal(np.append(finish, 0.0)[preds[found, np.arange(tasks)]] + seconds, finish)
 
 
-def test_hints_of_a_similar_graph_need_no_loop() -> None:
+@pytest.mark.parametrize("repairs", [0, 1])
+def test_the_loop_takes_over_from_the_first_wrong_task(monkeypatch: pytest.MonkeyPatch, repairs: int) -> None:
+    monkeypatch.setattr(critical_path, "REPAIRS", repairs)
+    listed, order, seconds, preds = _graph(3, 500)
+    finish, _ = solve(seconds, preds, np.zeros(500, dtype=np.int64), order)
+    assert np.array_equal(finish, np.array(list_schedule(listed).finish)[order])
+
+
+def test_hints_of_a_similar_graph_need_no_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     """A long saturated queue feeding another: hints from the graph with one task less."""
     listed, order, seconds, preds = _graph(7, 3000)
     hint = critical(preds, np.array(list_schedule(listed).finish)[order])
     listed[1500] = listed[1500]._replace(seconds=listed[1500].seconds / 2)  # every later time moves
     seconds = np.array([task.seconds for task in listed])[order]
-    solved = solve(seconds, preds, hint)
-    assert solved is not None and np.array_equal(solved[0], np.array(list_schedule(listed).finish)[order])
+    monkeypatch.setattr(critical_path, "run", None)  # no loop
+    finish, _ = solve(seconds, preds, hint, order)
+    assert np.array_equal(finish, np.array(list_schedule(listed).finish)[order])
