@@ -13,9 +13,9 @@ are computed in.
 ``solve`` takes a *hint*, per task the row of ``preds`` it is guessed to wait on
 longest (e.g. the critical predecessors of a similar graph: a search state's parent).
 Following the hints, each engine queue splits into chains (runs of tasks that each
-wait on the previous one on the queue: ranges of task numbers), whose finish times are running sums
-(``np.add.accumulate``: the same left-to-right additions); chains start after the
-chains their first task waits on. The result is then checked against the definition
+wait on the previous one on the queue: ranges of task numbers), whose finish times
+are running sums (``np.add.accumulate``: the same left-to-right additions); chains
+start after the chains their first task waits on. The result is then checked against the definition
 for every task at once; where it fails, the hints are replaced by the rows the
 computed times pick (policy iteration: the times only grow) and the graph is solved
 again, and after that from the first wrong task on by the plain loop (``run``).
