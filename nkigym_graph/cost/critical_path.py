@@ -39,8 +39,9 @@ REPAIRS = 2
 before it runs the loop (wrong hints run in a queue: each try mends one more)."""
 NARROW = 64
 """Chains a level must hold to be summed with array operations (a chain waits on a
-chain of the level before); past the first narrower level, the chains left are summed
-one after the other."""
+chain of the level before) once ``LEVELS`` levels are done; at the first narrower level
+after them, the chains left are summed one after the other (a deep, thin graph)."""
+LEVELS = 16
 
 
 def by_queue(queue: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -101,8 +102,8 @@ def solve(
 
 def _follow(prev: np.ndarray, after: np.ndarray, seconds: np.ndarray, order: np.ndarray) -> np.ndarray:
     """The finish times if each task waits on the task ``after`` names (-1: none), chain
-    by chain: level by level while levels are wide, then one chain after the other in
-    the schedule order of their first tasks (a chain waits on an earlier task)."""
+    by chain: level by level while levels are few or wide, then one chain after the
+    other in the schedule order of their first tasks (a chain waits on an earlier task)."""
     tasks = len(seconds)
     heads = ~((after == prev) & (prev >= 0))
     starts = np.flatnonzero(heads)
@@ -116,10 +117,12 @@ def _follow(prev: np.ndarray, after: np.ndarray, seconds: np.ndarray, order: np.
     finish = np.empty(tasks + 1, dtype=np.float64)
     finish[tasks] = 0.0  # what ``source == -1`` reads
     pending = np.arange(chains)
-    while len(pending):
+    for level in range(tasks + 1):
+        if not len(pending):
+            break
         ready = done[waits[pending]]
         now = pending[ready]
-        if len(now) < NARROW:
+        if level >= LEVELS and len(now) < NARROW:
             _one_by_one(finish, pending[np.argsort(order[starts[pending]])], starts, lengths, source, seconds)
             break
         _accumulate(finish, finish[source[now]], starts[now], lengths[now], seconds)
