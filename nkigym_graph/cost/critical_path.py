@@ -34,9 +34,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
-REPAIRS = 2
-"""Times ``solve`` follows hints (the second time, those the first finish times pick)
-before it runs the loop (wrong hints run in a queue: each try mends one more)."""
+REPAIRS = 8
+"""Times ``solve`` follows hints at most (the second time on, those the last finish
+times pick): it runs the loop once a try leaves more than half as many tasks wrong as
+the one before (wrong hints in a run along a queue mend one task per try)."""
 NARROW = 64
 """Chains a level must hold to be summed with array operations (a chain waits on a
 chain of the level before) once ``LEVELS`` levels are done; at the first narrower level
@@ -81,19 +82,23 @@ def solve(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every task's finish time and the critical rows (the next graph's hints).
     ``order``: each task's place in schedule order (``by_queue``). If the hints are
-    still wrong after ``REPAIRS`` tries, the loop runs from the first wrong task in
-    schedule order on (those before it are right: they and their preds keep the rule)."""
+    still wrong after the tries (``REPAIRS``), the loop runs from the first wrong task
+    in schedule order on (those before it are right: they and their preds keep the rule)."""
     tasks = len(seconds)
     every = np.arange(tasks)
-    finish, start = np.zeros(tasks), 0
+    finish, start, left = np.zeros(tasks), 0, tasks + 1
     for _ in range(REPAIRS):
         finish = _follow(preds[0], preds[hint, every], seconds, order)
         gathered = np.append(finish, 0.0)[preds]
         wrong = gathered.max(axis=0, initial=0.0) + seconds != finish
-        if not wrong.any():
+        count = int(np.count_nonzero(wrong))
+        if not count:
             return finish, hint
         hint = np.argmax(gathered, axis=0)
         start = int(order[wrong].min())
+        if 2 * count > left:
+            break
+        left = count
     schedule = np.empty(tasks, dtype=np.int64)
     schedule[order] = every
     finish = run(preds, seconds, schedule[start:].tolist(), finish)
