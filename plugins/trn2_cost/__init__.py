@@ -32,19 +32,21 @@ the rest of an estimate is a few passes over columns (rows gathered with numpy, 
 scheduling loop, one liveness sweep).
 
 Most of those programs are derived from one just priced (``Program.derivation``); the
-model keeps each estimated program's run (prices, tile lifetimes, evictions and a
-resumable schedule trace) while the program lives, and estimates a child from its
-parent's: the statements before the first one the edit changed keep the parent's finish
-times and engine queues, so the schedule resumes at the checkpoint before it; the
-statements the derivation did not mark dirty keep their prices and evictions (by id:
-statements keep theirs; the run's price rows and tile lifetimes are per position, and a
-derived run drops the removed statements' entries with numpy); only the touched tiles'
-lifetimes are recomputed. The schedule repeats the float
-additions of a full estimate in the same order, so the report is the same, bit for bit.
+model keeps each estimated program's run (prices, tile lifetimes, evictions and the
+schedule's task graph) while the program lives, and estimates a child from its
+parent's: the statements the derivation did not mark dirty keep their prices,
+evictions and tasks (by id: statements keep theirs; the run's price rows and tile
+lifetimes are per position, and a derived run drops the removed statements' entries
+with numpy); only the touched tiles' lifetimes are recomputed. The schedule is solved
+with array operations (``nkigym_graph.cost.critical_path``) from the parent's critical
+predecessors: each queue's runs of back-to-back tasks are running sums, checked against
+the list scheduler's rule for every task at once. Each finish time is the same single
+float addition the list scheduler makes, so the report is that of a full estimate, bit
+for bit.
 
 The package: ``pricing`` (a statement's price), ``price_table`` (prices by node key),
-``lifetimes`` (tile lifetimes and PSUM evictions), ``runs`` (the snapshot caches) and
-``model`` (``Trn2CostModel``).
+``lifetimes`` (tile lifetimes and PSUM evictions), ``tasks`` (the schedule's task graph
+by statement id), ``runs`` (the snapshot caches) and ``model`` (``Trn2CostModel``).
 """
 
 from __future__ import annotations

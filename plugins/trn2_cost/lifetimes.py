@@ -3,7 +3,6 @@ evictions of a program, in full or updated from its parent's along a derivation.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -191,14 +190,4 @@ def evictions_of(
             tasks[0] = Task(first.engine, first.seconds + sync + copies, first.deps)
         if tasks:
             out[node] = tasks
-    return out
-
-
-def derived_evictions(inserted: Mapping[int, list[Task]], derivation: Derivation) -> dict[int, list[Task]]:
-    """The evictions of a derived program's statements that are not dirty, from its
-    parent's (``inserted``, by id): such a statement reads what it read in the parent,
-    from the same producers (``Trn2CostModel._derived`` makes sure the rest agrees)."""
-    out = dict(inserted)
-    for node in (*derivation.removed, *derivation.dirty):
-        out.pop(node, None)
     return out

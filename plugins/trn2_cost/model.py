@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Mapping, Set
+from collections.abc import Collection, Mapping, Sequence, Set
 from typing import Any
 
 import numpy as np
 
-from nkigym_graph.cost import (
-    CostReport,
-    Schedule,
-)
+from nkigym_graph.cost import CostReport, Task
 from nkigym_graph.cost.kernel_timing import scheduled_report
-from nkigym_graph.cost.schedule import traced_schedule
+from nkigym_graph.cost.schedule import node_schedule
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.variables import INTERMEDIATE
 
@@ -23,7 +20,6 @@ from .lifetimes import (
     Placement,
     Tiles,
     derived_ends,
-    derived_evictions,
     ends_by_statement_of,
     evictions_of,
     last_uses_of,
@@ -31,6 +27,10 @@ from .lifetimes import (
 from .price_table import PriceMemo, PriceTable, survey
 from .pricing import Pricing, bandwidth, edges_of, facts_of, peak_flops
 from .runs import Run, Runs
+from .tasks import TaskGraph, Timed
+from .tasks import build as build_tasks
+from .tasks import derive as derive_tasks
+from .tasks import schedule as schedule_tasks
 
 
 class Trn2CostModel:
@@ -64,7 +64,7 @@ class Trn2CostModel:
         starts = np.array([program.position(node) for node in found.starts], dtype=np.int64)
         ends = last_uses_of(program, found.tiles)
         inserted = evictions_of(program, rows, table, np.arange(len(rows)), {})
-        schedule, trace = traced_schedule(
+        schedule = node_schedule(
             columns.queue[rows].tolist(),
             table.engines,
             columns.seconds[rows].tolist(),
@@ -72,22 +72,22 @@ class Trn2CostModel:
             inserted,
             nodes=program.ids,
         )
-        report = self._report(program, facts, schedule, rows, Tiles.placed(starts, ends, rows, table), table)
+        tiles = Tiles.placed(starts, ends, rows, table)
+        report = self._report(program, facts, Timed(schedule.seconds, schedule.busy), rows, tiles, table)
         ends_by_statement = ends_by_statement_of(len(rows), starts, ends)
-        return Run(
-            weakref.ref(program), table, found.signature, rows, ends_by_statement, inserted, trace, report
-        )
+        return Run(weakref.ref(program), table, found.signature, rows, ends_by_statement, inserted, report)
 
     def _derived(self, program: Program) -> Run | None:
         """The run of ``program`` from its parent's (None: estimate it in full). The
-        statements before the first dirty or removed one are the parent's; the others
-        that are not dirty are the parent's too (same ids), with the same edges and
-        tiles (the derivation marks every statement whose statement, edges or on-chip
-        variables changed), so they keep their prices and evictions when the dirty
-        statements keep their context (``PriceTable.derived_rows``) and the touched
-        variables their dtypes and placement; else they are looked up by node key.
-        The run's arrays are per position in program order (what the schedule and the
-        tile lifetimes sweep): the derivation's ids are placed once, here."""
+        statements that are not dirty are the parent's (same ids), with the same edges
+        and tiles (the derivation marks every statement whose statement, edges or
+        on-chip variables changed), so they keep their prices, evictions and tasks when
+        the dirty statements keep their context (``PriceTable.derived_rows``) and the
+        touched variables their dtypes and placement; else the statements from the
+        first change on are looked up by node key. The run's arrays are per position in
+        program order (what the schedule and the tile lifetimes sweep): the
+        derivation's ids are placed once, here. The schedule is solved from the
+        parent's critical predecessors (``tasks.schedule``)."""
         derivation = program.derivation
         parent = derivation.parent() if derivation is not None else None
         before = self._runs.get(parent) if parent is not None else None
@@ -105,46 +105,39 @@ class Trn2CostModel:
             return None
         n = len(program.statements)
         dirty = sorted(program.position(node) for node in derivation.dirty)
-        start = before.trace.resume_point(min(dirty[0] if dirty else n, gone[0] if gone else n))
+        start = min(dirty[0] if dirty else n, gone[0] if gone else n)
         rows = (
             table.derived_rows(program, parent, before.rows, gone, dirty)
             if _same_dtypes(parent, program, touched)
             else None
         )
         if rows is not None:
-            inserted = derived_evictions(before.inserted, derivation)
             looked_at = np.array(dirty, dtype=np.int64)
+            rewritten: Collection[int] = derivation.dirty
         else:
             rows = table.rows(program, start, before.rows)
-            inserted = dict(before.inserted)  # those before ``start``: the parent's
-            for node in (*program.ids[start:], *derivation.removed):
-                inserted.pop(node, None)
             looked_at = np.arange(start, n)
+            rewritten = program.ids[start:]
         if not _same_placement(parent, before.rows, program, rows, table, touched):
             return None
-        evictions_of(program, rows, table, looked_at, inserted)
+        inserted = evictions_of(program, rows, table, looked_at, {})  # of the rewritten statements
+        if before.tasks is None:
+            assert before.inserted is not None, "a derived run keeps its evictions in its tasks"
+            before.tasks = _task_graph(parent, before.rows, before.inserted, table)
+        graph = derive_tasks(before.tasks, program, inserted, table.queue_of, rewritten)
         columns = table.columns
-        resumed = rows[start:]
-        schedule, trace = traced_schedule(
-            columns.queue[resumed].tolist(),
-            table.engines,
-            columns.seconds[resumed].tolist(),
-            *edges_of(program),
-            inserted,
-            before.trace,
-            start,
-            program.ids,
-        )
+        ids = _ids(program, parent, before, gone)
+        timed = schedule_tasks(graph, ids, columns.queue[rows], columns.seconds[rows], table.engines)
         starts = np.flatnonzero(ends >= 0)
         tiles = Tiles.placed(starts, ends[starts], rows, table)
-        report = self._report(program, facts_of(program), schedule, rows, tiles, table)
-        return Run(weakref.ref(program), table, before.signature, rows, ends, inserted, trace, report)
+        report = self._report(program, facts_of(program), timed, rows, tiles, table)
+        return Run(weakref.ref(program), table, before.signature, rows, ends, None, report, graph, ids)
 
     def _report(
         self,
         program: Program,
         facts: Mapping[str, Any],
-        schedule: Schedule,
+        schedule: Timed,
         rows: np.ndarray,
         tiles: Tiles,
         table: PriceTable,
@@ -237,3 +230,32 @@ def _same_placement(
         for var in touched
         if (info := program.variables.get(var)) is not None and info.kind != INTERMEDIATE
     )
+
+
+def _task_graph(
+    program: Program, rows: np.ndarray, inserted: Mapping[int, Sequence[Task]], table: PriceTable
+) -> TaskGraph:
+    """The task graph of a program estimated in full, with its critical predecessors
+    (scheduled once more, by the loop)."""
+    graph = build_tasks(program, inserted, table.queue_of)
+    columns = table.columns
+    ids = np.fromiter(program.ids, dtype=np.int64, count=len(program.ids))
+    schedule_tasks(graph, ids, columns.queue[rows], columns.seconds[rows], table.engines)
+    return graph
+
+
+def _ids(program: Program, parent: Program, before: Run, gone: list[int]) -> np.ndarray:
+    """``program.ids`` as an array, from the parent's (``before.ids``): the
+    removed positions dropped, the new statements (changed, not the parent's) put in."""
+    n = len(program.ids)
+    if before.ids is None:
+        before.ids = np.fromiter(parent.ids, dtype=np.int64, count=len(parent.ids))
+    derivation = program.derivation
+    assert derivation is not None
+    ids = np.delete(before.ids, gone) if gone else before.ids
+    new = sorted(program.position(node) for node in derivation.changed if node not in parent)
+    if new:
+        ids = np.insert(ids, np.array(new) - np.arange(len(new)), [program.ids[at] for at in new])
+    if len(ids) != n:  # not expected: the derivation names every new statement
+        ids = np.fromiter(program.ids, dtype=np.int64, count=n)
+    return ids

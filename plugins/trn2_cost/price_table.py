@@ -157,6 +157,13 @@ class PriceTable:
 
         return row_of
 
+    def queue_of(self, engine: str) -> int:
+        """The index of ``engine`` in ``engines`` (added if no price runs on it yet: the
+        engine of a task inserted before a statement)."""
+        if engine not in self.engines:
+            self.engines.append(engine)
+        return self.engines.index(engine)
+
     def _row(self, found: Price) -> int:
         row = self._row_of_price.get(found)
         if row is None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -15,13 +15,14 @@ from nkigym_graph.cost import (
     CostReport,
     Task,
 )
-from nkigym_graph.cost.schedule import Trace
 from nkigym_graph.ir.program import Program
 
 from .price_table import PriceTable
+from .tasks import TaskGraph
 
 
-class Run(NamedTuple):
+@dataclass
+class Run:
     """What ``estimate`` keeps of a program, for the programs derived from it."""
 
     program: weakref.ref[Program]
@@ -30,10 +31,15 @@ class Run(NamedTuple):
     rows: np.ndarray
     ends: np.ndarray | None
     """``ends_by_statement_of`` (None: derived programs are estimated in full)."""
-    inserted: dict[int, list[Task]]
-    """The evictions before each statement (``evictions_of``)."""
-    trace: Trace
+    inserted: dict[int, list[Task]] | None
+    """The evictions before each statement (``evictions_of``), of a run estimated in
+    full (a derived run keeps them in ``tasks``)."""
     report: CostReport
+    tasks: TaskGraph | None = None
+    """The schedule's task graph with its critical predecessors (built when a program
+    is first derived from this one, if the run did not build it)."""
+    ids: np.ndarray | None = None
+    """``Program.ids`` as an array (set when a program is first derived from this one)."""
 
 
 _RUN_BUDGET = 1_000_000

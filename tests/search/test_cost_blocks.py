@@ -8,7 +8,7 @@ import pytest
 
 from nkigym_graph.cost import Interval, Task, itemsize, list_schedule, peak_usage, tile_dtypes
 from nkigym_graph.cost.liveness import peak_live, peak_live_by
-from nkigym_graph.cost.schedule import CHECKPOINT_EVERY, node_schedule, traced_schedule
+from nkigym_graph.cost.schedule import node_schedule
 from nkigym_graph.ir.synthetic import tiled_matmul
 
 
@@ -125,36 +125,6 @@ def test_peak_live_agrees_with_a_sweep(seed: int) -> None:
         peak = peak_usage(intervals)["sbuf"]
         assert (peak.bytes, peak.node) == (best, live.index(best))
         assert len(peak.live) == sum(1 for s, e, _ in spans if s <= peak.node <= e)
-
-
-@pytest.mark.parametrize("seed", range(20))
-def test_a_traced_schedule_resumes_as_a_run_from_the_start(seed: int) -> None:
-    rng = random.Random(seed)
-    n = rng.randint(1, 150)
-    engines, seconds, preds, inserted = _random_tasks(rng, n)
-    names = ["", *dict.fromkeys(e for e in engines if e)]
-    data = [[(d, "x") for d in deps] for deps in preds]
-    _, trace = traced_schedule([names.index(e) for e in engines], names, seconds, data, [[]] * n, inserted)
-    # a program sharing the first ``same`` statements, then other ones (maybe a new engine)
-    same = rng.randint(0, n)
-    more = rng.randint(0, 60)
-    engines2, seconds2, preds2, inserted2 = _random_tasks(rng, same + more)
-    engines2[:same], seconds2[:same], preds2[:same] = engines[:same], seconds[:same], preds[:same]
-    inserted2 = {i: t for i, t in inserted2.items() if i >= same} | {
-        i: t for i, t in inserted.items() if i < same
-    }
-    engines2 = [e or rng.choice(["", "pool"]) if i >= same else e for i, e in enumerate(engines2)]
-    names2 = ["", *dict.fromkeys(e for e in engines2 if e)]
-    queues2 = [names2.index(e) for e in engines2]
-    data2 = [[(d, "x") for d in deps] for deps in preds2]
-    expected = node_schedule(queues2, names2, seconds2, data2, [[]] * len(queues2), inserted2)
-    start = trace.resume_point(same)
-    assert start <= same and start % CHECKPOINT_EVERY == 0
-    got, _ = traced_schedule(
-        queues2[start:], names2, seconds2[start:], data2, [[]] * len(queues2), inserted2, trace, start
-    )
-    assert got.seconds == expected.seconds and got.finish == expected.finish
-    assert list(got.busy.items()) == list(expected.busy.items())
 
 
 @pytest.mark.parametrize("seed", range(20))

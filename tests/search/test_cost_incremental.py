@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from transforms.test_transforms_properties import TRANSFORMS, tiled_cases
 
 import nkigym_graph as ng
-from nkigym_graph.cost import CostReport, get_cost_model
+from nkigym_graph.cost import CostReport, critical_path, get_cost_model
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.synthetic import tiled_matmul, tiled_matmul_statements
 from nkigym_graph.ir.variables import Param
@@ -108,6 +108,27 @@ def test_a_derived_program_is_not_estimated_in_full(monkeypatch: pytest.MonkeyPa
         assert_as_full(model, program)
 
 
+def test_a_derived_schedule_is_solved_from_its_parents_critical_tasks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After the first derived program (whose parent's task graph is built then), the
+    schedule is solved with array operations from the parent's hints: no loop runs."""
+    walk = _walk(tiled_matmul(512, 512, 1024, dtype="bfloat16", tail="exp"), 8)
+    model = Trn2CostModel()
+    model.estimate(walk[0])
+    model.estimate(walk[1])
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("the schedule ran the loop")
+
+    monkeypatch.setattr(critical_path, "run", refuse)
+    for program in walk[2:]:
+        model.estimate(program)
+    monkeypatch.undo()
+    for program in walk:
+        assert_as_full(model, program)
+
+
 def test_an_estimate_is_kept_per_program_object() -> None:
     model = Trn2CostModel()
     program = tiled_matmul(256, 256, 256)
@@ -151,14 +172,18 @@ def test_an_infeasible_derived_program_reports_as_a_full_estimate() -> None:
         assert_as_full(model, ng.apply(program, merge, match))
 
 
-@pytest.mark.parametrize("disabled", ["derived_rows", "_same_dtypes", "_same_placement", "derived_ends"])
+@pytest.mark.parametrize(
+    "disabled", ["derived_rows", "_same_dtypes", "_same_placement", "derived_ends", "solve"]
+)
 def test_each_shortcut_has_a_fallback_with_the_same_reports(
     monkeypatch: pytest.MonkeyPatch, disabled: str
 ) -> None:
     """With one of the checks refusing, estimates fall back (prices by node key from the
-    resume point, or a full estimate) and agree all the same."""
+    first change, the schedule's loop, or a full estimate) and agree all the same."""
     module = __import__(Trn2CostModel.__module__, fromlist=["_"])
-    if disabled == "derived_rows":
+    if disabled == "solve":
+        monkeypatch.setattr(critical_path, "REPAIRS", 0)
+    elif disabled == "derived_rows":
         monkeypatch.setattr(module.PriceTable, "derived_rows", lambda *args: None)
     else:
         monkeypatch.setattr(module, disabled, lambda *args: None if disabled == "derived_ends" else False)
