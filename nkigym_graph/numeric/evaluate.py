@@ -97,7 +97,6 @@ class Evaluator:
         keys = program.node_keys
         data_in = program.incoming[0]
         memo = self.memo
-        statements: dict[int, Statement] = {}  # of the nodes visited, each looked up once
         values: dict[int, np.ndarray] = {}
         needed: set[int] = set()
         uses: dict[int, int] = {}
@@ -108,10 +107,7 @@ class Evaluator:
             node = stack.pop()
             if node in needed or node in values:
                 continue
-            stmt = statements.get(node)
-            if stmt is None:
-                stmt = statements[node] = program[node]
-            if stmt.op.engine not in RECOMPUTED_ENGINES:
+            if program[node].op.engine not in RECOMPUTED_ENGINES:
                 hit = memo.get(keys[node])
                 if hit is not None:
                     values[node] = hit
@@ -123,8 +119,8 @@ class Evaluator:
         wanted = set(targets)
         for node in program.in_order(needed | wanted):
             if node not in values:
-                stmt = statements[node]
-                values[node] = self._compute(program, node, stmt, data_in, statements, values)
+                stmt = program[node]
+                values[node] = self._compute(program, node, stmt, data_in, values)
                 if stmt.op.engine not in RECOMPUTED_ENGINES:
                     self.computed += 1
                     memo.put(keys[node], values[node])
@@ -147,19 +143,16 @@ class Evaluator:
         node: int,
         stmt: Statement,
         data_in: Incoming,
-        statements: Mapping[int, Statement],
         values: Mapping[int, np.ndarray],
     ) -> np.ndarray:
         op = stmt.op
         shape = tuple([e - s for s, e in stmt.dst.slices])
         if not op.read_positions:  # an allocation: zero-initialised (a read-only view, no memory)
             return np.broadcast_to(np.float64(0.0), shape)
-        inputs = [self._read(program, node, stmt, p, data_in, statements, values) for p in op.read_positions]
+        inputs = [self._read(program, node, stmt, p, data_in, values) for p in op.read_positions]
         result = np.asarray(op.compute(inputs, stmt.attr_map), dtype=np.float64)
         if stmt.accumulate:
-            result = (
-                self._read(program, node, stmt, op.write_positions[0], data_in, statements, values) + result
-            )
+            result = self._read(program, node, stmt, op.write_positions[0], data_in, values) + result
         if result.shape != shape:
             result = np.broadcast_to(result, shape)
         return result
@@ -171,11 +164,10 @@ class Evaluator:
         stmt: Statement,
         position: int,
         data_in: Incoming,
-        statements: Mapping[int, Statement],
         values: Mapping[int, np.ndarray],
     ) -> np.ndarray:
         """The region operand ``position`` of ``node`` (``stmt``) reads, from its
-        producers' values (``statements`` holds every producer's statement)."""
+        producers' values."""
         var, slices = stmt.operands[position]
         sources = [src for src, use in data_in[node] if use.position == position]
         if not sources:
@@ -184,12 +176,12 @@ class Evaluator:
                 raise SearchError(f"evaluation: {var!r} is read by statement {node} but nothing writes it")
             return data[tuple([slice(s, e) for s, e in slices])]
         if len(sources) == 1:
-            region = statements[sources[0]].dst.slices
+            region = program[sources[0]].dst.slices
             if contains(region, slices):
                 return values[sources[0]][_index(slices, region)]
         out = np.empty(tuple([e - s for s, e in slices]))
         for src in program.in_order(sources):  # program order: later writes win
-            region = statements[src].dst.slices
+            region = program[src].dst.slices
             common = intersection(region, slices)
             if common is not None:
                 out[_index(common, slices)] = values[src][_index(common, region)]

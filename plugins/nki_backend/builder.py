@@ -23,7 +23,7 @@ from nkigym_graph.ir.targets import Target
 from nkigym_graph.ir.variables import INTERMEDIATE
 from nkigym_graph.nki_sim.timing.constants import timing_constants
 
-from .engines import CHOICES, FIXED_ENGINE, GPSIMD, TENSOR, EngineLoads
+from .engines import CHOICES, FIXED_ENGINE, TENSOR, EngineLoads, reachable
 from .errors import NkiEmitError
 from .fusion import Fusions
 from .ir import Affine, Alloc, Arg, Assign, Call, Group, Hbm, Instr, Pool, Ref, Tile, const_slices, whole
@@ -178,11 +178,7 @@ class KernelBuilder:
                 if moving is not None:
                     elements = elements_of(moving)
                 inputs = max(1, sum(1 for ref in refs if elements_of(ref) > 1))
-                options = [
-                    e
-                    for e in CHOICES.get(fn, ())
-                    if e != GPSIMD or not any(_in_psum(r) for r in (dst, *refs))
-                ]
+                options = reachable(CHOICES.get(fn, ()), any(_in_psum(r) for r in (dst, *refs)))
                 if options:
                     engine = self.engines.choose(options, elements, inputs, reads, id(dst.base))
                     if engine != options[0]:

@@ -196,8 +196,8 @@ def _fit(
     for lower in tried:
         other = lower()
         fits = _sbuf_peak(other) <= room and _psum_peak(other) <= target.psum_bytes_per_partition
-        if fits and _clearly_faster(other, first) and other.engines.makespan < best.engines.makespan:
-            best = other
+        if fits:
+            best = _keep_faster(best, other, first)
     return best, splits
 
 
@@ -220,9 +220,15 @@ def _faster(first: KernelBuilder, lower: Callable[[str], KernelBuilder]) -> Kern
     policy lowers."""
     best = first
     for policy in POLICIES:
-        other = lower(policy)
-        if _clearly_faster(other, first) and other.engines.makespan < best.engines.makespan:
-            best = other
+        best = _keep_faster(best, lower(policy), first)
+    return best
+
+
+def _keep_faster(best: KernelBuilder, other: KernelBuilder, first: KernelBuilder) -> KernelBuilder:
+    """``other`` if the engine model ends it clearly sooner than ``first`` (the default
+    lowering) and sooner than ``best``; else ``best``."""
+    if _clearly_faster(other, first) and other.engines.makespan < best.engines.makespan:
+        return other
     return best
 
 

@@ -33,7 +33,7 @@ given to it. The figures only steer the choice; the kernel's time is the profile
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from nkigym_graph.nki_sim.timing.constants import TimingConstants
 
@@ -56,6 +56,11 @@ CHOICES = {
     "nisa.tensor_tensor": (VECTOR, GPSIMD),
 }
 """The engines NKI lets run each flexible instruction, the default first."""
+
+
+def reachable(engines: Iterable[str], psum: bool) -> list[str]:
+    """``engines`` without the GpSimd Engine when an operand is in PSUM (it cannot reach PSUM)."""
+    return [engine for engine in engines if engine != GPSIMD or not psum]
 
 
 POLICIES = ("balance", "finish", "ahead")

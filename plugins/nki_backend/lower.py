@@ -13,7 +13,7 @@ from nkigym_graph.ir.targets import Target
 from nkigym_graph.ir.variables import INTERMEDIATE, OUTPUT
 
 from .builder import KernelBuilder, KernelTypes, Lowering
-from .engines import GPSIMD, SCALAR, VECTOR
+from .engines import SCALAR, VECTOR, reachable
 from .errors import NkiEmitError
 from .fusion import plan_fusions, sums_activation
 from .names import identifier, nki_dtype
@@ -145,9 +145,7 @@ def _psum_room(program: Program, target: Target) -> int:
 def _engines_of(kb: KernelBuilder, stmt: Statement) -> tuple[str, ...]:
     """The engines ``stmt``'s instruction may run on (the GpSimd Engine not with PSUM)."""
     engines = getattr(kb.lowerings.get(stmt.op.name), "engines", ()) or (stmt.op.engine,)
-    if any(kb.in_psum(operand.var) for operand in stmt.operands):
-        engines = tuple(e for e in engines if e != GPSIMD)
-    return engines
+    return tuple(reachable(engines, any(kb.in_psum(operand.var) for operand in stmt.operands)))
 
 
 def _transpose_columns(kb: KernelBuilder, stmt: Statement) -> int:

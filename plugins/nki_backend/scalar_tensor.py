@@ -29,7 +29,7 @@ from nkigym_graph.ir.literals import format_literal
 from nkigym_graph.ir.statement import Statement
 
 from .builder import KernelBuilder, elements_of
-from .engines import CHOICES, GPSIMD, VECTOR, EngineLoads
+from .engines import CHOICES, VECTOR, EngineLoads, reachable
 from .errors import NkiEmitError
 from .ir import Arg, Ref, whole
 from .names import BINARY_OPS, math_op
@@ -116,12 +116,12 @@ def fused_first(loads: EngineLoads, data: Ref, scalars: Sequence[Arg], operands:
         own += fused.time_ns(VECTOR, elements, 2)
         previous = -1 - index
     plain, plain_own = loads.copy(), 0.0
-    options = [e for e in CHOICES["nisa.tensor_scalar"] if e != GPSIMD or not psum]
+    options = reachable(CHOICES["nisa.tensor_scalar"], psum)
     engine = plain.choose(options, elements, 1, [id(data.base), *(c for cs in columns for c in cs)], -10)
     plain_own += plain.time_ns(engine, elements, 1)
     previous, plain_finished = -10, 0.0
     for index, tile in enumerate(tiles):
-        options = [e for e in CHOICES["nisa.tensor_tensor"] if e != GPSIMD or not psum]
+        options = reachable(CHOICES["nisa.tensor_tensor"], psum)
         engine = plain.choose(options, elements, 2, [previous, tile], -11 - index)
         plain_own += plain.time_ns(engine, elements, 2)
         previous = -11 - index
