@@ -81,12 +81,14 @@ def solve(
     seconds: np.ndarray, preds: np.ndarray, hint: np.ndarray, order: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every task's finish time and the critical rows (the next graph's hints).
-    ``order``: each task's place in schedule order (``by_queue``). If the hints are
+    ``order``: each task's place in schedule order (``by_queue``), or any numbers
+    ascending in schedule order (distinct). If the hints are
     still wrong after the tries (``REPAIRS``), the loop runs from the first wrong task
     in schedule order on (those before it are right: they and their preds keep the rule)."""
     tasks = len(seconds)
     every = np.arange(tasks)
-    finish, start, left = np.zeros(tasks), 0, tasks + 1
+    finish, left = np.zeros(tasks), tasks + 1
+    start = int(order.min(initial=0))
     for _ in range(REPAIRS):
         finish = _follow(preds[0], preds[hint, every], seconds, order)
         gathered = np.append(finish, 0.0)[preds]
@@ -99,9 +101,9 @@ def solve(
         if 2 * count > left:
             break
         left = count
-    schedule = np.empty(tasks, dtype=np.int64)
-    schedule[order] = every
-    finish = run(preds, seconds, schedule[start:].tolist(), finish)
+    schedule = np.argsort(order, kind="stable")
+    later = schedule[np.searchsorted(order[schedule], start) :]
+    finish = run(preds, seconds, later.tolist(), finish)
     return finish, critical(preds, finish)
 
 

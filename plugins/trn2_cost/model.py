@@ -27,10 +27,9 @@ from .lifetimes import (
 from .price_table import PriceMemo, PriceTable, survey
 from .pricing import Pricing, bandwidth, edges_of, facts_of, peak_flops
 from .runs import Run, Runs
-from .tasks import TaskGraph, Timed
-from .tasks import build as build_tasks
-from .tasks import derive as derive_tasks
-from .tasks import schedule as schedule_tasks
+from .tasks import EMPTY, Layout, Spec, Timed
+from .tasks import derive as derive_layout
+from .tasks import schedule as schedule_layout
 
 
 class Trn2CostModel:
@@ -113,7 +112,7 @@ class Trn2CostModel:
         )
         if rows is not None:
             looked_at = np.array(dirty, dtype=np.int64)
-            rewritten: Collection[int] = derivation.dirty
+            rewritten: Sequence[int] = [program.ids[at] for at in dirty]
         else:
             rows = table.rows(program, start, before.rows)
             looked_at = np.arange(start, n)
@@ -121,17 +120,17 @@ class Trn2CostModel:
         if not _same_placement(parent, before.rows, program, rows, table, touched):
             return None
         inserted = evictions_of(program, rows, table, looked_at, {})  # of the rewritten statements
-        if before.tasks is None:
-            assert before.inserted is not None, "a derived run keeps its evictions in its tasks"
-            before.tasks = _task_graph(parent, before.rows, before.inserted, table)
-        graph = derive_tasks(before.tasks, program, inserted, table.queue_of, rewritten)
-        columns = table.columns
-        ids = _ids(program, parent, before, gone)
-        timed = schedule_tasks(graph, ids, columns.queue[rows], columns.seconds[rows], table.engines)
+        if before.layout is None:
+            assert before.inserted is not None, "a derived run keeps its evictions in its layout"
+            before.layout = _laid_out(parent, before.rows, before.inserted, table)
+        specs = _specs(program, rows, table, inserted, rewritten, looked_at)
+        layout, timed = schedule_layout(
+            derive_layout(before.layout, specs, derivation.removed, program.order_key), table.engines
+        )
         starts = np.flatnonzero(ends >= 0)
         tiles = Tiles.placed(starts, ends[starts], rows, table)
         report = self._report(program, facts_of(program), timed, rows, tiles, table)
-        return Run(weakref.ref(program), table, before.signature, rows, ends, None, report, graph, ids)
+        return Run(weakref.ref(program), table, before.signature, rows, ends, None, report, layout)
 
     def _report(
         self,
@@ -232,30 +231,32 @@ def _same_placement(
     )
 
 
-def _task_graph(
+def _laid_out(
     program: Program, rows: np.ndarray, inserted: Mapping[int, Sequence[Task]], table: PriceTable
-) -> TaskGraph:
-    """The task graph of a program estimated in full, with its critical predecessors
-    (scheduled once more, by the loop)."""
-    graph = build_tasks(program, inserted, table.queue_of)
-    columns = table.columns
-    ids = np.fromiter(program.ids, dtype=np.int64, count=len(program.ids))
-    schedule_tasks(graph, ids, columns.queue[rows], columns.seconds[rows], table.engines)
-    return graph
+) -> Layout:
+    """The solved task layout of a program estimated in full."""
+    specs = _specs(program, rows, table, inserted, program.ids, np.arange(len(rows)))
+    layout, _ = schedule_layout(derive_layout(EMPTY, specs, (), program.order_key), table.engines)
+    return layout
 
 
-def _ids(program: Program, parent: Program, before: Run, gone: list[int]) -> np.ndarray:
-    """``program.ids`` as an array, from the parent's (``before.ids``): the
-    removed positions dropped, the new statements (changed, not the parent's) put in."""
-    n = len(program.ids)
-    if before.ids is None:
-        before.ids = np.fromiter(parent.ids, dtype=np.int64, count=len(parent.ids))
-    derivation = program.derivation
-    assert derivation is not None
-    ids = np.delete(before.ids, gone) if gone else before.ids
-    new = sorted(program.position(node) for node in derivation.changed if node not in parent)
-    if new:
-        ids = np.insert(ids, np.array(new) - np.arange(len(new)), [program.ids[at] for at in new])
-    if len(ids) != n:  # not expected: the derivation names every new statement
-        ids = np.fromiter(program.ids, dtype=np.int64, count=n)
-    return ids
+def _specs(
+    program: Program,
+    rows: np.ndarray,
+    table: PriceTable,
+    inserted: Mapping[int, Sequence[Task]],
+    nodes: Sequence[int] | Collection[int],
+    positions: np.ndarray,
+) -> dict[int, Spec]:
+    """The tasks of the statements ``nodes`` (ids; at ``positions``, in the same order)."""
+    data, order = program.incoming
+    columns, queue_of = table.columns, table.queue_of
+    at = rows[positions]
+    queues, costs = columns.queue[at].tolist(), columns.seconds[at].tolist()
+    specs = {}
+    for node, queue, seconds in zip(nodes, queues, costs, strict=True):
+        sources = [src for src, _ in data[node]]
+        sources += [src for src, _ in order[node]]
+        before = tuple([(queue_of(task.engine), task.seconds, task.deps) for task in inserted.get(node, ())])
+        specs[node] = Spec(queue, seconds, tuple(dict.fromkeys(sources)), before)
+    return specs

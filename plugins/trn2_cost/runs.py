@@ -18,7 +18,7 @@ from nkigym_graph.cost import (
 from nkigym_graph.ir.program import Program
 
 from .price_table import PriceTable
-from .tasks import TaskGraph
+from .tasks import Layout
 
 
 @dataclass
@@ -33,13 +33,11 @@ class Run:
     """``ends_by_statement_of`` (None: derived programs are estimated in full)."""
     inserted: dict[int, list[Task]] | None
     """The evictions before each statement (``evictions_of``), of a run estimated in
-    full (a derived run keeps them in ``tasks``)."""
+    full (a derived run keeps them in ``layout``)."""
     report: CostReport
-    tasks: TaskGraph | None = None
-    """The schedule's task graph with its critical predecessors (built when a program
-    is first derived from this one, if the run did not build it)."""
-    ids: np.ndarray | None = None
-    """``Program.ids`` as an array (set when a program is first derived from this one)."""
+    layout: Layout | None = None
+    """The schedule's tasks with their finish times and critical predecessors (laid out
+    when a program is first derived from this one, if the run did not lay them out)."""
 
 
 _RUN_BUDGET = 1_000_000

@@ -1,12 +1,30 @@
-"""A program's schedule as a task graph kept by statement id (``TaskGraph``): a derived
-program copies its parent's and rewrites the rows of its dirty statements only, then
-solves the schedule with array operations from the parent's critical predecessors
-(``nkigym_graph.cost.critical_path``; the loop where they do not lead there).
+"""A program's schedule laid out as the array solver takes it (``Layout``), kept per
+run and patched, not laid out again, for a derived program.
 
 Per statement, its tasks in schedule order are its inserted tasks (``evictions_of``:
-DMA latency, PSUM evictions), then its own; its own task waits for the statements it
-has edges from and for its inserted tasks, an inserted task for the statements in its
-``deps``, and each task for the one before it on its engine queue.
+DMA latency, PSUM evictions), then its own (``Spec``); its own task waits for the
+statements it has edges from and for its inserted tasks, an inserted task for the
+statements in its ``deps``, and each task for the one before it on its engine queue.
+
+Tasks are numbered queue by queue, each queue's tasks in schedule order
+(``nkigym_graph.cost.critical_path``). A task's place in the schedule is a *key*,
+``rank * PLACES + place``, from its statement's rank (``Program.order_key``: kept by
+every program derived from the one that numbered the statements) and its place among
+the statement's tasks, so the keys of the statements an edit leaves alone stay what
+they were. ``derive`` gives a derived program's layout from its parent's: when each
+rewritten statement keeps the queues and the number of its tasks (the usual edit), a
+copy of the parent's arrays with the rewritten columns overwritten and the removed
+statements' tasks left as *ghosts* (no seconds, waiting only for the task before them
+on their queue: they finish when it does, bit for bit, so every other finish time is
+what it would be without them); else the kept tasks and the new ones merged by key
+(ghosts dropped). A layout is never changed once made: a derived one shares the
+arrays it does not change.
+
+>>> layout = derive(EMPTY, {0: Spec(1, 2.0, (), ()), 1: Spec(2, 1.0, (0,), ((0, 0.5, (0,)),))},
+...                 (), lambda node: node)
+>>> solved, timed = schedule(layout, ["", "dma", "tensor"])
+>>> timed.seconds, dict(timed.busy), solved.finish.tolist()
+(3.5, {'dma': 2.0, 'tensor': 1.0}, [2.5, 2.0, 3.5])
 """
 
 from __future__ import annotations
@@ -17,119 +35,266 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nkigym_graph.cost import Task
-from nkigym_graph.cost.critical_path import by_queue, solve
-from nkigym_graph.ir.program import Program
+from nkigym_graph.cost import critical_path
 
-
-class TaskGraph(NamedTuple):
-    """The tasks of a program's statements, one column per statement id (the columns
-    of ids not in the program are ignored)."""
-
-    preds: np.ndarray
-    """``[slot, id]``: the statements its own task waits for (-1: padding)."""
-    inserted: np.ndarray
-    """``[id]``: how many tasks are inserted before it."""
-    queues: np.ndarray
-    """``[place, id]``: each inserted task's engine queue (``PriceTable.queue_of``)."""
-    seconds: np.ndarray
-    """``[place, id]``: each inserted task's seconds."""
-    deps: np.ndarray
-    """``[place, slot, id]``: the statements each inserted task waits for (-1: padding)."""
-    hint: np.ndarray
-    """``[id]``: what its own task waits on longest: 0 the task before it on its queue,
-    ``k > 0`` ``preds[k - 1, id]``, ``-(j + 1)`` its inserted task ``j``."""
-    inserted_hint: np.ndarray
-    """``[place, id]``: what each inserted task waits on longest: 0 the task before it
-    on its queue, ``k > 0`` ``deps[place, k - 1, id]`` (both: ``UNKNOWN`` for a
-    statement rewritten since the last schedule)."""
-    finish: np.ndarray
-    """``[id]``: when its own task finished in the last schedule (as float32: only
-    hints are guessed from it)."""
-    inserted_finish: np.ndarray
-    """``[place, id]``: when each inserted task finished in the last schedule."""
-
-
-UNKNOWN = -(1 << 15)
+PLACES = 16
+"""Keys per statement: its inserted tasks take places ``0 ..``, its own task the last."""
+LOOP_BELOW = 6000
+"""Tasks below which a schedule is run by the plain loop: on small graphs numpy's
+fixed cost per array operation outweighs the Python loop."""
+UNKNOWN = -1
 """The hint of a task not scheduled yet: the schedule guesses it from the last finish
 times of its predecessors."""
+_QUEUE_SHIFT = 48
+"""Bits of a key below its queue in the merge order (queue, key)."""
 
 
-def build(
-    program: Program, inserted: Mapping[int, Sequence[Task]], queue_of: Callable[[str], int]
-) -> TaskGraph:
-    """The ``TaskGraph`` of ``program`` with ``inserted`` tasks (no hints yet)."""
-    return derive(_sized(0, 1, 1, 1), program, inserted, queue_of, program.ids)
+class Spec(NamedTuple):
+    """The tasks of one statement."""
+
+    queue: int
+    """Its own task's engine queue (``PriceTable.queue_of``; 0: none)."""
+    seconds: float
+    sources: tuple[int, ...]
+    """The statements (ids) its own task waits for."""
+    inserted: tuple[tuple[int, float, tuple[int, ...]], ...]
+    """Tasks queued before it: ``(queue, seconds, statements waited for)``."""
+
+
+class Layout(NamedTuple):
+    """The tasks of a program, numbered queue by queue (read only)."""
+
+    seconds: np.ndarray
+    """``[task]``."""
+    preds: np.ndarray
+    """``[row, task]``: row 0 the task before it on its queue, then the tasks it waits
+    for (-1: none)."""
+    key: np.ndarray
+    """``[task]``: its place in the schedule (ascending along each queue)."""
+    queue: np.ndarray
+    """``[task]``: its engine queue (ascending)."""
+    live: np.ndarray | None
+    """``[task]``: not a ghost (None: no ghosts)."""
+    own: np.ndarray
+    """``[id]``: a statement's own task (-1: none)."""
+    extra: np.ndarray
+    """``[place, id]``: its inserted tasks (-1: none)."""
+    hint: np.ndarray
+    """``[task]``: the row of ``preds`` it waits on longest in the last schedule
+    (``UNKNOWN``: rewritten since)."""
+    finish: np.ndarray
+    """``[task]``: when it finished in the last schedule (0.0 if rewritten since)."""
+
+
+def _frozen(*arrays: np.ndarray) -> None:
+    for array in arrays:
+        array.flags.writeable = False
+
+
+def _empty() -> Layout:
+    layout = Layout(
+        np.zeros(0),
+        np.full((1, 0), -1, dtype=np.int32),
+        np.zeros(0, dtype=np.int64),
+        np.zeros(0, dtype=np.int16),
+        None,
+        np.full(0, -1, dtype=np.int32),
+        np.full((1, 0), -1, dtype=np.int32),
+        np.zeros(0, dtype=np.int64),
+        np.zeros(0),
+    )
+    _frozen(*(a for a in layout if a is not None))
+    return layout
+
+
+EMPTY = _empty()
+"""The layout of no statements (``derive`` it to lay a program out)."""
 
 
 def derive(
-    graph: TaskGraph,
-    program: Program,
-    inserted: Mapping[int, Sequence[Task]],
-    queue_of: Callable[[str], int],
-    nodes: Collection[int],
-) -> TaskGraph:
-    """A copy of ``graph`` with the columns of ``nodes`` (ids) as ``program`` and
-    ``inserted`` have them (the other statements' edges and inserted tasks unchanged)."""
-    data, order = program.incoming
-    sources = {
-        node: list(dict.fromkeys([src for src, _ in data[node]] + [src for src, _ in order[node]]))
-        for node in nodes
-    }
-    tasks = {node: inserted.get(node, ()) for node in nodes}
-    out = _sized(
-        max(len(graph.inserted), max(nodes, default=-1) + 1),
-        max([graph.preds.shape[0], *map(len, sources.values())]),
-        max([graph.queues.shape[0], *map(len, tasks.values())]),
-        max([graph.deps.shape[1], *(len(t.deps) for found in tasks.values() for t in found)]),
-    )
-    _copy(graph, out)
-    preds, deps, queues, seconds = out.preds, out.deps, out.queues, out.seconds
-    for node, found in sources.items():
-        preds[:, node] = -1
-        preds[: len(found), node] = found
-        listed = tasks[node]
-        out.inserted[node] = len(listed)
-        deps[:, :, node] = -1
-        out.hint[node] = UNKNOWN
-        out.inserted_hint[:, node] = UNKNOWN
-        for place, (engine, cost, waits) in enumerate(listed):
-            queues[place, node] = queue_of(engine)
-            seconds[place, node] = cost
-            deps[place, : len(waits), node] = waits
+    layout: Layout, specs: Mapping[int, Spec], removed: Collection[int], rank: Callable[[int], int]
+) -> Layout:
+    """``layout`` with the tasks of ``removed`` statements gone and those of ``specs``
+    (ids, new or rewritten) as given; ``rank``: a statement's place in program order."""
+    if _fits(layout, specs):
+        return _overwritten(layout, specs, removed)
+    return _merged(layout, specs, removed, rank)
+
+
+def _fits(layout: Layout, specs: Mapping[int, Spec]) -> bool:
+    """Whether every statement of ``specs`` has as many tasks on the same queues as in
+    ``layout``, and its rows of ``preds`` room for its edges."""
+    own, extra, queue, rows = layout.own, layout.extra, layout.queue, layout.preds.shape[0]
+    for node, spec in specs.items():
+        if node >= len(own) or own[node] < 0 or queue[own[node]] != spec.queue:
+            return False
+        count = len(spec.inserted)
+        if count > extra.shape[0] or (count < extra.shape[0] and extra[count, node] >= 0):
+            return False
+        if 1 + len(spec.sources) + count > rows:
+            return False
+        for place, (engine, _, deps) in enumerate(spec.inserted):
+            if extra[place, node] < 0 or queue[extra[place, node]] != engine or 1 + len(deps) > rows:
+                return False
+    return True
+
+
+def _overwritten(layout: Layout, specs: Mapping[int, Spec], removed: Collection[int]) -> Layout:
+    """``layout`` with the columns of ``specs`` rewritten in place (a copy) and the
+    tasks of ``removed`` statements made ghosts."""
+    seconds, preds, hint = layout.seconds.copy(), layout.preds.copy(), layout.hint.copy()
+    own, extra = layout.own, layout.extra
+    live = layout.live
+    if removed:
+        gone = np.array(sorted(removed), dtype=np.int64)
+        dead = np.concatenate((own[gone], extra[:, gone].ravel()))
+        dead = dead[dead >= 0]
+        live = np.ones(len(seconds), dtype=bool) if live is None else live.copy()
+        live[dead] = False
+        seconds[dead] = 0.0
+        preds[1:, dead] = -1
+        hint[dead] = 0
+        _frozen(live)
+    for node, spec in specs.items():
+        task = int(own[node])
+        seconds[task] = spec.seconds
+        column = preds[:, task]
+        column[1:] = -1
+        sources = own[list(spec.sources)]
+        column[1 : 1 + len(sources)] = sources
+        count = len(spec.inserted)
+        column[1 + len(sources) : 1 + len(sources) + count] = extra[:count, node]
+        hint[task] = UNKNOWN
+        for place, (_, cost, deps) in enumerate(spec.inserted):
+            task = int(extra[place, node])
+            seconds[task] = cost
+            preds[1:, task] = -1
+            preds[1 : 1 + len(deps), task] = own[list(deps)]
+            hint[task] = UNKNOWN
+    _frozen(seconds, preds, hint)
+    return layout._replace(seconds=seconds, preds=preds, live=live, hint=hint)
+
+
+def _merged(
+    layout: Layout, specs: Mapping[int, Spec], removed: Collection[int], rank: Callable[[int], int]
+) -> Layout:
+    """The kept tasks of ``layout`` (not ghosts, not of ``removed`` or ``specs``) and
+    the tasks of ``specs``, merged in (queue, key) order and numbered afresh."""
+    size = max(len(layout.own), max(specs, default=-1) + 1)
+    places = max([layout.extra.shape[0], *(len(spec.inserted) for spec in specs.values())])
+    assert places < PLACES, f"at most {PLACES - 1} tasks are inserted before a statement"
+    drop = np.zeros(len(layout.seconds), dtype=bool) if layout.live is None else ~layout.live
+    old = [node for node in (*removed, *specs) if node < len(layout.own)]
+    if old:
+        at = np.array(old, dtype=np.int64)
+        theirs = np.concatenate((layout.own[at], layout.extra[:, at].ravel()))
+        drop[theirs[theirs >= 0]] = True
+    kept = np.flatnonzero(~drop)
+
+    # the new tasks, statement by statement: own task last; refs to fill in once numbered
+    queues: list[int] = []
+    keys: list[int] = []
+    costs: list[float] = []
+    waits: list[tuple[int, ...]] = []  # statements waited for
+    firsts: list[int] = []  # per new task, the index of its statement's first new task
+    nodes: list[int] = []
+    for node, spec in specs.items():
+        base = rank(node) * PLACES
+        first = len(queues)
+        for place, (engine, cost, deps) in enumerate(spec.inserted):
+            queues.append(engine)
+            keys.append(base + place)
+            costs.append(cost)
+            waits.append(deps)
+            firsts.append(first)
+        queues.append(spec.queue)
+        keys.append(base + PLACES - 1)
+        costs.append(spec.seconds)
+        waits.append(spec.sources)
+        firsts.append(first)
+        nodes.append(node)
+    new_queue = np.array(queues, dtype=np.int64)
+    new_key = np.array(keys, dtype=np.int64)
+    new_merge = (new_queue << _QUEUE_SHIFT) | new_key
+    by_merge = np.argsort(new_merge, kind="stable")
+    kept_merge = (layout.queue[kept].astype(np.int64) << _QUEUE_SHIFT) | layout.key[kept]
+    sorted_merge = new_merge[by_merge]
+    new_place = np.empty(len(queues), dtype=np.int64)
+    new_place[by_merge] = np.searchsorted(kept_merge, sorted_merge) + np.arange(len(queues))
+    kept_place = np.arange(len(kept)) + np.searchsorted(sorted_merge, kept_merge)
+    tasks = len(kept) + len(queues)
+
+    widest = max([0, *map(len, waits)]) + places
+    width = max(layout.preds.shape[0], 1 + widest)
+    number = np.full(len(layout.seconds) + 1, -1, dtype=np.int32)  # the last entry: -1 stays -1
+    number[kept] = kept_place
+    own = np.full(size, -1, dtype=np.int32)
+    own[: len(layout.own)] = number[layout.own]
+    extra = np.full((places, size), -1, dtype=np.int32)
+    extra[: layout.extra.shape[0], : len(layout.own)] = number[layout.extra]
+
+    seconds = np.empty(tasks)
+    seconds[kept_place] = layout.seconds[kept]
+    seconds[new_place] = costs
+    key = np.empty(tasks, dtype=np.int64)
+    key[kept_place] = layout.key[kept]
+    key[new_place] = new_key
+    queue = np.empty(tasks, dtype=np.int16)
+    queue[kept_place] = layout.queue[kept]
+    queue[new_place] = new_queue
+    hint = np.full(tasks, UNKNOWN, dtype=np.int64)
+    hint[kept_place] = layout.hint[kept]
+    finish = np.zeros(tasks)
+    finish[kept_place] = layout.finish[kept]
+    preds = np.full((width, tasks), -1, dtype=np.int32)
+    preds[1 : layout.preds.shape[0], kept_place] = number[layout.preds[1:, kept]]
+
+    # number the new tasks' statements, then their refs
+    if nodes:
+        mine = np.array(firsts, dtype=np.int64)
+        own_task = np.flatnonzero(np.append(mine[1:] != mine[:-1], True))  # each statement's last
+        own[nodes] = new_place[own_task]
+        for place in range(places):
+            task = mine[own_task] + place
+            has = task < own_task
+            extra[place, np.array(nodes)[has]] = new_place[task[has]]
+        _fill_refs(preds, own, new_place, waits, mine, own_task)
+    preds[0] = _previous(queue)
+    out = Layout(seconds, preds, key, queue, None, own, extra, hint, finish)
+    _frozen(*(a for a in out if a is not None))
     return out
 
 
-def _sized(size: int, width: int, places: int, slots: int) -> TaskGraph:
-    """An empty graph with room for ``size`` ids, ``width`` edges, ``places`` inserted
-    tasks of ``slots`` deps each."""
-    assert width + places < -UNKNOWN, "hints are int16"
-    return TaskGraph(
-        np.full((width, size), -1, dtype=np.int32),
-        np.zeros(size, dtype=np.int32),
-        np.zeros((places, size), dtype=np.int16),
-        np.zeros((places, size), dtype=np.float64),
-        np.full((places, slots, size), -1, dtype=np.int32),
-        np.zeros(size, dtype=np.int16),
-        np.zeros((places, size), dtype=np.int16),
-        np.zeros(size, dtype=np.float32),
-        np.zeros((places, size), dtype=np.float32),
-    )
+def _fill_refs(
+    preds: np.ndarray,
+    own: np.ndarray,
+    new_place: np.ndarray,
+    waits: Sequence[tuple[int, ...]],
+    mine: np.ndarray,
+    own_task: np.ndarray,
+) -> None:
+    """The rows of the new tasks: the statements each waits for (their own tasks), then
+    for a statement's own task, its inserted tasks."""
+    lengths = np.fromiter(map(len, waits), dtype=np.int64, count=len(waits))
+    flat = np.fromiter((node for found in waits for node in found), dtype=np.int64, count=int(lengths.sum()))
+    task = np.repeat(np.arange(len(waits)), lengths)
+    row = 1 + np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    preds[row, new_place[task]] = own[flat]
+    inserted = own_task - mine[own_task]  # per statement, how many
+    owner = np.repeat(own_task, inserted)
+    place = np.arange(len(owner)) - np.repeat(np.cumsum(inserted) - inserted, inserted)
+    preds[1 + lengths[owner] + place, new_place[owner]] = new_place[mine[owner] + place]
 
 
-def _copy(graph: TaskGraph, out: TaskGraph) -> None:
-    """``graph``'s entries into the (as large or larger) ``out``."""
-    width, old = graph.preds.shape
-    places, slots = graph.queues.shape[0], graph.deps.shape[1]
-    out.preds[:width, :old] = graph.preds
-    out.inserted[:old] = graph.inserted
-    out.queues[:places, :old] = graph.queues
-    out.seconds[:places, :old] = graph.seconds
-    out.deps[:places, :slots, :old] = graph.deps
-    out.hint[:old] = graph.hint
-    out.inserted_hint[:places, :old] = graph.inserted_hint
-    out.finish[:old] = graph.finish
-    out.inserted_finish[:places, :old] = graph.inserted_finish
+def _previous(queue: np.ndarray) -> np.ndarray:
+    """Row 0 of ``preds``: the task before each on its queue (-1: the first, and every
+    task of no engine, queue 0)."""
+    prev = np.arange(-1, len(queue) - 1, dtype=np.int32)
+    if len(queue):
+        prev[0] = -1
+        prev[1:][queue[1:] != queue[:-1]] = -1
+        prev[queue == 0] = -1
+    return prev
 
 
 class Timed(NamedTuple):
@@ -141,75 +306,46 @@ class Timed(NamedTuple):
     """Busy seconds per engine, in the order of each engine's first task."""
 
 
-def schedule(
-    graph: TaskGraph, ids: np.ndarray, queue: np.ndarray, seconds: np.ndarray, engines: Sequence[str]
-) -> Timed:
-    """The schedule of the statements ``ids`` (in program order; their own tasks on
-    ``queue``, taking ``seconds``), solved from the graph's hints, which it replaces by
-    the critical predecessors found (the graph is the program's own)."""
-    count = graph.inserted[ids]
-    own = np.cumsum(count + 1) - 1  # schedule places
-    tasks = int(own[-1]) + 1 if len(ids) else 0
-    width, places, slots = graph.preds.shape[0], graph.queues.shape[0], graph.deps.shape[1]
-    by_place = np.zeros(tasks, dtype=np.int16)
-    by_place[own] = queue
-    inserted = []
-    for place in range(places):
-        has = np.flatnonzero(count > place)
-        where = own[has] - count[has] + place
-        by_place[where] = graph.queues[place, ids[has]]
-        inserted.append((has, where))
-    order, prev = by_queue(by_place)
-    number = np.empty(tasks, dtype=np.int32)  # the task number at each schedule place
-    number[order] = np.arange(tasks)
-    mine = number[own]
-    at = np.full(len(graph.inserted) + 1, -1, dtype=np.int32)  # the last entry: padding
-    at[ids] = mine
-    preds = np.full((1 + max(width + places, slots), tasks), -1, dtype=np.int32)
-    preds[0] = prev
-    times = np.empty(tasks, dtype=np.float64)
-    times[mine] = seconds
-    hint = np.empty(tasks, dtype=np.int64)
-    known = graph.hint[ids].astype(np.int64)
-    hint[mine] = np.where(known >= 0, known, width - known)
-    last = np.zeros(tasks + 1, dtype=np.float64)  # the last finish times (the last entry: padding)
-    last[mine] = graph.finish[ids]
-    for slot in range(width):
-        preds[1 + slot, mine] = at[graph.preds[slot, ids]]
-    placed = []
-    for place, (has, where) in enumerate(inserted):
-        who, numbered = ids[has], number[where]
-        times[numbered] = graph.seconds[place, who]
-        for slot in range(slots):
-            preds[1 + slot, numbered] = at[graph.deps[place, slot, who]]
-        preds[1 + width + place, mine[has]] = numbered
-        hint[numbered] = graph.inserted_hint[place, who]
-        last[numbered] = graph.inserted_finish[place, who]
-        placed.append((who, numbered))
-    unknown = np.flatnonzero((hint < 0) | (hint >= len(preds)))
-    hint[unknown] = np.argmax(last[preds[:, unknown]], axis=0)
-    finish, hint = solve(times, preds, hint, order)
-    known = hint[mine]
-    graph.hint[ids] = np.where(known <= width, known, width - known)
-    graph.finish[ids] = finish[mine]
-    for place, (who, numbered) in enumerate(placed):
-        graph.inserted_hint[place, who] = hint[numbered]
-        graph.inserted_finish[place, who] = finish[numbered]
-    return Timed(float(finish.max()) if tasks else 0.0, _busy(by_place[order], times, order, engines))
+def schedule(layout: Layout, engines: Sequence[str]) -> tuple[Layout, Timed]:
+    """The layout with the finish times and critical predecessors of its schedule, and
+    what the schedule gives the report: solved with array operations from the hints
+    (those unknown guessed from the last finish times of the predecessors), or by the
+    loop for a small graph (``LOOP_BELOW``)."""
+    seconds, preds, key = layout.seconds, layout.preds, layout.key
+    tasks = len(seconds)
+    if tasks < LOOP_BELOW:
+        finish = critical_path.run(preds, seconds, np.argsort(key, kind="stable").tolist())
+        hint = critical_path.critical(preds, finish)
+    else:
+        hint = layout.hint
+        unknown = np.flatnonzero(hint < 0)
+        if len(unknown):
+            hint = hint.copy()
+            hint[unknown] = np.argmax(np.append(layout.finish, 0.0)[preds[:, unknown]], axis=0)
+        finish, hint = critical_path.solve(seconds, preds, hint, key)
+    _frozen(finish, hint)
+    timed = Timed(float(finish.max()) if tasks else 0.0, _busy(layout, engines))
+    return layout._replace(hint=hint, finish=finish), timed
 
 
-def _busy(
-    ranked: np.ndarray, seconds: np.ndarray, order: np.ndarray, engines: Sequence[str]
-) -> Mapping[str, float]:
+def _busy(layout: Layout, engines: Sequence[str]) -> Mapping[str, float]:
     """Per engine, the sum of its tasks' seconds added in schedule order (as the list
-    scheduler adds them), engines in the order of their first task (tasks numbered queue
-    by queue: ``ranked``, their queues; ``order``, their schedule places)."""
-    bounds = np.flatnonzero(np.diff(ranked)) + 1
+    scheduler adds them; a ghost adds 0.0), engines in the order of their first task
+    (not a ghost)."""
+    queue, seconds, key, live = layout.queue, layout.seconds, layout.key, layout.live
+    bounds = np.flatnonzero(np.diff(queue)) + 1
     starts = np.concatenate(([0], bounds)).tolist()
-    stops = np.concatenate((bounds, [len(order)])).tolist()
+    stops = np.concatenate((bounds, [len(queue)])).tolist()
     found = []
     for start, stop in zip(starts, stops, strict=True):
-        if stop > start and ranked[start]:
-            total = float(np.add.accumulate(seconds[start:stop])[-1])
-            found.append((int(order[start]), engines[int(ranked[start])], total))
+        if stop <= start or not queue[start]:
+            continue
+        first = start
+        if live is not None:
+            alive = np.flatnonzero(live[start:stop])
+            if not len(alive):
+                continue
+            first = start + int(alive[0])
+        total = float(np.add.accumulate(seconds[start:stop])[-1])
+        found.append((int(key[first]), engines[int(queue[start])], total))
     return MappingProxyType({name: total for _, name, total in sorted(found)})

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from transforms.test_transforms_properties import TRANSFORMS, tiled_cases
 
 import nkigym_graph as ng
+import nkigym_graph_plugins.trn2_cost.tasks as tasks
 from nkigym_graph.cost import CostReport, critical_path, get_cost_model
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.synthetic import tiled_matmul, tiled_matmul_statements
@@ -60,8 +61,18 @@ steps = st.lists(
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(programs, steps)
-def test_estimates_along_random_rewrites_equal_full_estimates(program, steps) -> None:
+@given(programs, steps, st.sampled_from([tasks.LOOP_BELOW, 0]))
+def test_estimates_along_random_rewrites_equal_full_estimates(program, steps, loop_below) -> None:
+    """Schedules run by the loop (small graphs) or solved with array operations."""
+    saved = tasks.LOOP_BELOW
+    tasks.LOOP_BELOW = loop_below
+    try:
+        _estimates_along(program, steps)
+    finally:
+        tasks.LOOP_BELOW = saved
+
+
+def _estimates_along(program: Program, steps: list) -> None:
     model = Trn2CostModel()
     assert_as_full(model, program)
     for name, mode, pick, estimated in steps:
@@ -113,6 +124,7 @@ def test_a_derived_schedule_is_solved_from_its_parents_critical_tasks(
 ) -> None:
     """After the first derived program (whose parent's task graph is built then), the
     schedule is solved with array operations from the parent's hints: no loop runs."""
+    monkeypatch.setattr(tasks, "LOOP_BELOW", 0)
     walk = _walk(tiled_matmul(512, 512, 1024, dtype="bfloat16", tail="exp"), 8)
     model = Trn2CostModel()
     model.estimate(walk[0])
@@ -124,6 +136,33 @@ def test_a_derived_schedule_is_solved_from_its_parents_critical_tasks(
     monkeypatch.setattr(critical_path, "run", refuse)
     for program in walk[2:]:
         model.estimate(program)
+    monkeypatch.undo()
+    for program in walk:
+        assert_as_full(model, program)
+
+
+@pytest.mark.parametrize("loop_below", [tasks.LOOP_BELOW, 0])
+def test_a_derived_layout_overwrites_its_parents_columns(
+    monkeypatch: pytest.MonkeyPatch, loop_below: int
+) -> None:
+    """Along single rewrites, each rewritten statement keeps its tasks' queues: a
+    derived program's task layout is its parent's with columns overwritten and the
+    removed statements' tasks left as ghosts (laid out afresh only for the root)."""
+    monkeypatch.setattr(tasks, "LOOP_BELOW", loop_below)
+    walk = _walk(tiled_matmul(512, 512, 1024, dtype="bfloat16", tail="exp"), 8)
+    model = Trn2CostModel()
+    model.estimate(walk[0])
+    model.estimate(walk[1])
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("laid out afresh")
+
+    monkeypatch.setattr(tasks, "_merged", refuse)
+    for program in walk[2:]:
+        model.estimate(program)
+    run = model._runs.get(walk[-1])
+    assert run is not None and run.layout is not None and run.layout.live is not None
+    assert not run.layout.live.all()  # ghosts
     monkeypatch.undo()
     for program in walk:
         assert_as_full(model, program)
@@ -173,16 +212,20 @@ def test_an_infeasible_derived_program_reports_as_a_full_estimate() -> None:
 
 
 @pytest.mark.parametrize(
-    "disabled", ["derived_rows", "_same_dtypes", "_same_placement", "derived_ends", "solve"]
+    "disabled", ["derived_rows", "_same_dtypes", "_same_placement", "derived_ends", "solve", "_fits"]
 )
 def test_each_shortcut_has_a_fallback_with_the_same_reports(
     monkeypatch: pytest.MonkeyPatch, disabled: str
 ) -> None:
     """With one of the checks refusing, estimates fall back (prices by node key from the
-    first change, the schedule's loop, or a full estimate) and agree all the same."""
+    first change, the schedule's loop, a task layout merged afresh, or a full estimate)
+    and agree all the same."""
     module = __import__(Trn2CostModel.__module__, fromlist=["_"])
+    monkeypatch.setattr(tasks, "LOOP_BELOW", 0)
     if disabled == "solve":
         monkeypatch.setattr(critical_path, "REPAIRS", 0)
+    elif disabled == "_fits":
+        monkeypatch.setattr(tasks, "_fits", lambda *args: False)
     elif disabled == "derived_rows":
         monkeypatch.setattr(module.PriceTable, "derived_rows", lambda *args: None)
     else:
