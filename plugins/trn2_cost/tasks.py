@@ -39,7 +39,7 @@ from nkigym_graph.cost import critical_path
 
 PLACES = 16
 """Keys per statement: its inserted tasks take places ``0 ..``, its own task the last."""
-LOOP_BELOW = 6000
+LOOP_BELOW = 1000
 """Tasks below which a schedule is run by the plain loop: on small graphs numpy's
 fixed cost per array operation outweighs the Python loop."""
 UNKNOWN = -1
@@ -116,32 +116,43 @@ def derive(
 ) -> Layout:
     """``layout`` with the tasks of ``removed`` statements gone and those of ``specs``
     (ids, new or rewritten) as given; ``rank``: a statement's place in program order."""
-    if _fits(layout, specs):
-        return _overwritten(layout, specs, removed)
+    tasks = _in_place(layout, specs)
+    if tasks is not None:
+        return _overwritten(layout, specs, removed, tasks)
     return _merged(layout, specs, removed, rank)
 
 
-def _fits(layout: Layout, specs: Mapping[int, Spec]) -> bool:
-    """Whether every statement of ``specs`` has as many tasks on the same queues as in
-    ``layout``, and its rows of ``preds`` room for its edges."""
-    own, extra, queue, rows = layout.own, layout.extra, layout.queue, layout.preds.shape[0]
-    for node, spec in specs.items():
-        if node >= len(own) or own[node] < 0 or queue[own[node]] != spec.queue:
-            return False
+def _in_place(layout: Layout, specs: Mapping[int, Spec]) -> list[list[int]] | None:
+    """Per statement of ``specs``, its tasks in ``layout`` (inserted ones, then its own),
+    if each has as many on the same queues and its rows of ``preds`` room for its
+    edges (else None)."""
+    own, extra, rows = layout.own, layout.extra, layout.preds.shape[0]
+    places = extra.shape[0]
+    if not specs:
+        return []
+    nodes = np.fromiter(specs, dtype=np.int64, count=len(specs))
+    if int(nodes.max()) >= len(own):
+        return None
+    wanted = []
+    for spec in specs.values():
         count = len(spec.inserted)
-        if count > extra.shape[0] or (count < extra.shape[0] and extra[count, node] >= 0):
-            return False
-        if 1 + len(spec.sources) + count > rows:
-            return False
-        for place, (engine, _, deps) in enumerate(spec.inserted):
-            if extra[place, node] < 0 or queue[extra[place, node]] != engine or 1 + len(deps) > rows:
-                return False
-    return True
+        if count > places or 1 + len(spec.sources) + count > rows:
+            return None
+        if any(1 + len(deps) > rows for _, _, deps in spec.inserted):
+            return None
+        wanted.append([engine for engine, _, _ in spec.inserted] + [-1] * (places - count) + [spec.queue])
+    found = np.vstack((extra[:, nodes], own[nodes][None]))  # [place, statement], own task last
+    queues = np.where(found >= 0, layout.queue[found], -1)
+    if not np.array_equal(queues, np.array(wanted, dtype=np.int64).T):
+        return None
+    return [[task for task in column if task >= 0] for column in found.T.tolist()]
 
 
-def _overwritten(layout: Layout, specs: Mapping[int, Spec], removed: Collection[int]) -> Layout:
-    """``layout`` with the columns of ``specs`` rewritten in place (a copy) and the
-    tasks of ``removed`` statements made ghosts."""
+def _overwritten(
+    layout: Layout, specs: Mapping[int, Spec], removed: Collection[int], tasks: list[list[int]]
+) -> Layout:
+    """``layout`` with the tasks of ``specs`` (``tasks``: per statement, inserted ones
+    then its own) rewritten in a copy and those of ``removed`` statements made ghosts."""
     seconds, preds, hint = layout.seconds.copy(), layout.preds.copy(), layout.hint.copy()
     own, extra = layout.own, layout.extra
     live = layout.live
@@ -155,22 +166,30 @@ def _overwritten(layout: Layout, specs: Mapping[int, Spec], removed: Collection[
         preds[1:, dead] = -1
         hint[dead] = 0
         _frozen(live)
-    for node, spec in specs.items():
-        task = int(own[node])
-        seconds[task] = spec.seconds
-        column = preds[:, task]
-        column[1:] = -1
-        sources = own[list(spec.sources)]
-        column[1 : 1 + len(sources)] = sources
-        count = len(spec.inserted)
-        column[1 + len(sources) : 1 + len(sources) + count] = extra[:count, node]
-        hint[task] = UNKNOWN
-        for place, (_, cost, deps) in enumerate(spec.inserted):
-            task = int(extra[place, node])
-            seconds[task] = cost
-            preds[1:, task] = -1
-            preds[1 : 1 + len(deps), task] = own[list(deps)]
-            hint[task] = UNKNOWN
+    numbers: list[int] = []
+    costs: list[float] = []
+    waits: list[tuple[int, ...]] = []  # statements waited for
+    for spec, theirs in zip(specs.values(), tasks, strict=True):
+        numbers += theirs
+        costs += [cost for _, cost, _ in spec.inserted]
+        costs.append(spec.seconds)
+        waits += [deps for _, _, deps in spec.inserted]
+        waits.append(spec.sources)
+    flat = [node for found in waits for node in found]
+    mapped = own[flat].tolist() if flat else []
+    columns = []
+    at = 0
+    for spec, theirs in zip(specs.values(), tasks, strict=True):
+        for found in (*(deps for _, _, deps in spec.inserted), spec.sources):
+            columns.append(mapped[at : at + len(found)])
+            at += len(found)
+        columns[-1] += theirs[:-1]  # its own task waits for its inserted tasks
+    width = preds.shape[0] - 1
+    if numbers:
+        cells = np.array([column + [-1] * (width - len(column)) for column in columns], dtype=np.int32)
+        preds[1:, numbers] = cells.T
+        seconds[numbers] = costs
+        hint[numbers] = UNKNOWN
     _frozen(seconds, preds, hint)
     return layout._replace(seconds=seconds, preds=preds, live=live, hint=hint)
 

@@ -212,7 +212,7 @@ def test_an_infeasible_derived_program_reports_as_a_full_estimate() -> None:
 
 
 @pytest.mark.parametrize(
-    "disabled", ["derived_rows", "_same_dtypes", "_same_placement", "derived_ends", "solve", "_fits"]
+    "disabled", ["derived_rows", "_same_dtypes", "_same_placement", "derived_ends", "solve", "_in_place"]
 )
 def test_each_shortcut_has_a_fallback_with_the_same_reports(
     monkeypatch: pytest.MonkeyPatch, disabled: str
@@ -224,8 +224,8 @@ def test_each_shortcut_has_a_fallback_with_the_same_reports(
     monkeypatch.setattr(tasks, "LOOP_BELOW", 0)
     if disabled == "solve":
         monkeypatch.setattr(critical_path, "REPAIRS", 0)
-    elif disabled == "_fits":
-        monkeypatch.setattr(tasks, "_fits", lambda *args: False)
+    elif disabled == "_in_place":
+        monkeypatch.setattr(tasks, "_in_place", lambda *args: None)
     elif disabled == "derived_rows":
         monkeypatch.setattr(module.PriceTable, "derived_rows", lambda *args: None)
     else:
