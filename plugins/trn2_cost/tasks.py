@@ -80,8 +80,8 @@ class Layout(NamedTuple):
     extra: np.ndarray
     """``[place, id]``: its inserted tasks (-1: none)."""
     hint: np.ndarray
-    """``[task]``: the row of ``preds`` it waits on longest in the last schedule
-    (``UNKNOWN``: rewritten since)."""
+    """``[task]``: the row of ``preds`` it waits on longest in the last schedule (int8;
+    a rewritten task's guessed from the last finish times, ``UNKNOWN`` for a new task)."""
     finish: np.ndarray
     """``[task]``: when it finished in the last schedule (0.0 if rewritten since)."""
 
@@ -100,7 +100,7 @@ def _empty() -> Layout:
         None,
         np.full(0, -1, dtype=np.int32),
         np.full((1, 0), -1, dtype=np.int32),
-        np.zeros(0, dtype=np.int64),
+        np.zeros(0, dtype=np.int8),
         np.zeros(0),
     )
     _frozen(*(a for a in layout if a is not None))
@@ -189,7 +189,7 @@ def _overwritten(
         cells = np.array([column + [-1] * (width - len(column)) for column in columns], dtype=np.int32)
         preds[1:, numbers] = cells.T
         seconds[numbers] = costs
-        hint[numbers] = UNKNOWN
+        hint[numbers] = _guessed(layout.finish, preds[:, numbers])
     _frozen(seconds, preds, hint)
     return layout._replace(seconds=seconds, preds=preds, live=live, hint=hint)
 
@@ -261,7 +261,8 @@ def _merged(
     queue = np.empty(tasks, dtype=np.int16)
     queue[kept_place] = layout.queue[kept]
     queue[new_place] = new_queue
-    hint = np.full(tasks, UNKNOWN, dtype=np.int64)
+    assert width <= np.iinfo(np.int8).max, "hints are int8"
+    hint = np.full(tasks, UNKNOWN, dtype=np.int8)
     hint[kept_place] = layout.hint[kept]
     finish = np.zeros(tasks)
     finish[kept_place] = layout.finish[kept]
@@ -316,6 +317,11 @@ def _previous(queue: np.ndarray) -> np.ndarray:
     return prev
 
 
+def _guessed(finish: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """Per column of ``preds``, the row whose task finished last (``finish``, -1: none)."""
+    return np.argmax(np.where(columns >= 0, finish[columns], 0.0), axis=0)
+
+
 class Timed(NamedTuple):
     """What the schedule of a program gives its report."""
 
@@ -340,8 +346,9 @@ def schedule(layout: Layout, engines: Sequence[str]) -> tuple[Layout, Timed]:
         unknown = np.flatnonzero(hint < 0)
         if len(unknown):
             hint = hint.copy()
-            hint[unknown] = np.argmax(np.append(layout.finish, 0.0)[preds[:, unknown]], axis=0)
+            hint[unknown] = _guessed(layout.finish, preds[:, unknown])
         finish, hint = critical_path.solve(seconds, preds, hint, key)
+    hint = np.asarray(hint, dtype=np.int8)
     _frozen(finish, hint)
     timed = Timed(float(finish.max()) if tasks else 0.0, _busy(layout, engines))
     return layout._replace(hint=hint, finish=finish), timed
