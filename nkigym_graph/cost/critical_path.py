@@ -86,13 +86,14 @@ def solve(
     still wrong after the tries (``REPAIRS``), the loop runs from the first wrong task
     in schedule order on (those before it are right: they and their preds keep the rule)."""
     tasks = len(seconds)
-    every = np.arange(tasks)
+
     finish, left = np.zeros(tasks), tasks + 1
     start = int(order.min(initial=0))
     for _ in range(REPAIRS):
-        finish = _follow(preds[0], preds[hint, every], seconds, order)
-        gathered = np.append(finish, 0.0)[preds]
-        wrong = gathered.max(axis=0, initial=0.0) + seconds != finish
+        padded = _follow(preds[0], _chosen(preds, hint), seconds, order)
+        finish = padded[:tasks]
+        gathered = padded[preds]
+        wrong = np.maximum.reduce(gathered, axis=0) + seconds != finish
         count = int(np.count_nonzero(wrong))
         if not count:
             return finish, hint
@@ -107,15 +108,24 @@ def solve(
     return finish, critical(preds, finish)
 
 
+def _chosen(preds: np.ndarray, hint: np.ndarray) -> np.ndarray:
+    """Per task, the entry of ``preds`` its hint names (a row at a time)."""
+    after = preds[0].copy()
+    for row in range(1, len(preds)):
+        np.copyto(after, preds[row], where=hint == row)
+    return after
+
+
 def _follow(prev: np.ndarray, after: np.ndarray, seconds: np.ndarray, order: np.ndarray) -> np.ndarray:
     """The finish times if each task waits on the task ``after`` names (-1: none), chain
     by chain: level by level while levels are few or wide, then one chain after the
-    other in the schedule order of their first tasks (a chain waits on an earlier task)."""
+    other in the schedule order of their first tasks (a chain waits on an earlier task).
+    One entry more than tasks: 0.0, what -1 reads."""
     tasks = len(seconds)
     heads = ~((after == prev) & (prev >= 0))
     starts = np.flatnonzero(heads)
     lengths = np.diff(starts, append=tasks)
-    chain_of = np.cumsum(heads) - 1
+    chain_of = np.cumsum(heads, dtype=np.int32) - 1
     source = after[starts]
     chains = len(starts)
     waits = np.where(source >= 0, chain_of[source], chains)  # ``chains``: none, always done
@@ -135,7 +145,7 @@ def _follow(prev: np.ndarray, after: np.ndarray, seconds: np.ndarray, order: np.
         _accumulate(finish, finish[source[now]], starts[now], lengths[now], seconds)
         done[now] = True
         pending = pending[~ready]
-    return finish[:tasks]
+    return finish
 
 
 def _one_by_one(
