@@ -27,7 +27,7 @@ from .lifetimes import (
 from .price_table import PriceMemo, PriceTable, survey
 from .pricing import Pricing, bandwidth, edges_of, facts_of, peak_flops
 from .runs import Run, Runs
-from .tasks import EMPTY, Layout, Spec, Timed
+from .tasks import Added, Layout, Spec, Timed, laid_out
 from .tasks import derive as derive_layout
 from .tasks import schedule as schedule_layout
 
@@ -234,9 +234,31 @@ def _same_placement(
 def _laid_out(
     program: Program, rows: np.ndarray, inserted: Mapping[int, Sequence[Task]], table: PriceTable
 ) -> Layout:
-    """The solved task layout of a program estimated in full."""
-    specs = _specs(program, rows, table, inserted, program.ids, np.arange(len(rows)))
-    layout, _ = schedule_layout(derive_layout(EMPTY, specs, (), program.order_key), table.engines)
+    """The solved task layout of a program estimated in full (its tasks gathered into
+    flat lists, not one ``Spec`` per statement)."""
+    data, order = program.incoming
+    ids = program.ids
+    columns = table.columns
+    sources = [[src for src, _ in data[node]] + [src for src, _ in order[node]] for node in ids]
+    owners, tasks = [], []
+    for statement, node in enumerate(ids):
+        for task in inserted.get(node, ()):
+            owners.append(statement)
+            tasks.append(task)
+    queue_by_engine = {engine: table.queue_of(engine) for engine in {task.engine for task in tasks}}
+    waits = [*sources, *(task.deps for task in tasks)]
+    lengths = np.fromiter(map(len, waits), dtype=np.int64, count=len(waits))
+    added = Added(
+        np.fromiter(ids, dtype=np.int64, count=len(ids)),
+        np.concatenate((columns.queue[rows], [queue_by_engine[task.engine] for task in tasks])).astype(
+            np.int64
+        ),
+        np.concatenate((columns.seconds[rows], [task.seconds for task in tasks])).astype(np.float64),
+        np.array(owners, dtype=np.int64),
+        lengths,
+        np.fromiter((node for found in waits for node in found), dtype=np.int64, count=int(lengths.sum())),
+    )
+    layout, _ = schedule_layout(laid_out(added, program.order_key), table.engines)
     return layout
 
 
@@ -253,10 +275,18 @@ def _specs(
     columns, queue_of = table.columns, table.queue_of
     at = rows[positions]
     queues, costs = columns.queue[at].tolist(), columns.seconds[at].tolist()
+    queue_by_engine = {
+        engine: queue_of(engine) for engine in {t.engine for ts in inserted.values() for t in ts}
+    }
     specs = {}
     for node, queue, seconds in zip(nodes, queues, costs, strict=True):
         sources = [src for src, _ in data[node]]
-        sources += [src for src, _ in order[node]]
-        before = tuple([(queue_of(task.engine), task.seconds, task.deps) for task in inserted.get(node, ())])
-        specs[node] = Spec(queue, seconds, tuple(dict.fromkeys(sources)), before)
+        after = order[node]
+        if after:
+            sources += [src for src, _ in after]
+        found = inserted.get(node)
+        before = tuple([(queue_by_engine[t.engine], t.seconds, t.deps) for t in found]) if found else ()
+        specs[node] = Spec(
+            queue, seconds, tuple(dict.fromkeys(sources)) if len(sources) > 1 else tuple(sources), before
+        )
     return specs

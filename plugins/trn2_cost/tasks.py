@@ -119,7 +119,7 @@ def derive(
     tasks = _in_place(layout, specs)
     if tasks is not None:
         return _overwritten(layout, specs, removed, tasks)
-    return _merged(layout, specs, removed, rank)
+    return _merged(layout, added_of(specs), removed, rank)
 
 
 def _in_place(layout: Layout, specs: Mapping[int, Spec]) -> list[list[int]] | None:
@@ -194,116 +194,114 @@ def _overwritten(
     return layout._replace(seconds=seconds, preds=preds, live=live, hint=hint)
 
 
-def _merged(
-    layout: Layout, specs: Mapping[int, Spec], removed: Collection[int], rank: Callable[[int], int]
-) -> Layout:
-    """The kept tasks of ``layout`` (not ghosts, not of ``removed`` or ``specs``) and
-    the tasks of ``specs``, merged in (queue, key) order and numbered afresh."""
-    size = max(len(layout.own), max(specs, default=-1) + 1)
-    places = max([layout.extra.shape[0], *(len(spec.inserted) for spec in specs.values())])
+class Added(NamedTuple):
+    """New tasks, flat: the statements' own tasks, then their inserted tasks (each
+    statement's in place order, statements in the order of ``nodes``)."""
+
+    nodes: np.ndarray
+    """``[statement]``: ids."""
+    queue: np.ndarray
+    """``[task]``."""
+    seconds: np.ndarray
+    """``[task]``."""
+    owner: np.ndarray
+    """``[inserted task]``: its statement (an index into ``nodes``)."""
+    lengths: np.ndarray
+    """``[task]``: how many statements it waits for."""
+    waits: np.ndarray
+    """The statements (ids) each task waits for, task after task."""
+
+
+def added_of(specs: Mapping[int, Spec]) -> Added:
+    """The tasks of ``specs`` as ``Added``."""
+    listed = list(specs.values())
+    counts = [len(spec.inserted) for spec in listed]
+    inserted = [task for spec in listed for task in spec.inserted]
+    waits = [spec.sources for spec in listed] + [deps for _, _, deps in inserted]
+    lengths = np.fromiter(map(len, waits), dtype=np.int64, count=len(waits))
+    return Added(
+        np.fromiter(specs, dtype=np.int64, count=len(specs)),
+        np.array([spec.queue for spec in listed] + [queue for queue, _, _ in inserted], dtype=np.int64),
+        np.array([spec.seconds for spec in listed] + [cost for _, cost, _ in inserted], dtype=np.float64),
+        np.repeat(np.arange(len(listed)), counts),
+        lengths,
+        np.fromiter((node for found in waits for node in found), dtype=np.int64, count=int(lengths.sum())),
+    )
+
+
+def laid_out(added: Added, rank: Callable[[int], int]) -> Layout:
+    """The layout of a program's statements (``added``: all of them)."""
+    return _merged(EMPTY, added, (), rank)
+
+
+def _merged(layout: Layout, added: Added, removed: Collection[int], rank: Callable[[int], int]) -> Layout:
+    """The kept tasks of ``layout`` (not ghosts, not of ``removed`` or ``added``'s
+    statements) and the ``added`` tasks, merged in (queue, key) order and numbered afresh."""
+    nodes, owner, lengths = added.nodes, added.owner, added.lengths
+    statements = len(nodes)
+    counts = np.bincount(owner, minlength=statements)
+    size = max(len(layout.own), int(nodes.max(initial=-1)) + 1)
+    places = max(layout.extra.shape[0], int(counts.max(initial=0)))
     assert places < PLACES, f"at most {PLACES - 1} tasks are inserted before a statement"
     drop = np.zeros(len(layout.seconds), dtype=bool) if layout.live is None else ~layout.live
-    old = [node for node in (*removed, *specs) if node < len(layout.own)]
-    if old:
-        at = np.array(old, dtype=np.int64)
-        theirs = np.concatenate((layout.own[at], layout.extra[:, at].ravel()))
+    old = np.concatenate((np.fromiter(removed, dtype=np.int64, count=len(removed)), nodes))
+    old = old[old < len(layout.own)]
+    if len(old):
+        theirs = np.concatenate((layout.own[old], layout.extra[:, old].ravel()))
         drop[theirs[theirs >= 0]] = True
     kept = np.flatnonzero(~drop)
 
-    # the new tasks, statement by statement: own task last; refs to fill in once numbered
-    queues: list[int] = []
-    keys: list[int] = []
-    costs: list[float] = []
-    waits: list[tuple[int, ...]] = []  # statements waited for
-    firsts: list[int] = []  # per new task, the index of its statement's first new task
-    nodes: list[int] = []
-    for node, spec in specs.items():
-        base = rank(node) * PLACES
-        first = len(queues)
-        for place, (engine, cost, deps) in enumerate(spec.inserted):
-            queues.append(engine)
-            keys.append(base + place)
-            costs.append(cost)
-            waits.append(deps)
-            firsts.append(first)
-        queues.append(spec.queue)
-        keys.append(base + PLACES - 1)
-        costs.append(spec.seconds)
-        waits.append(spec.sources)
-        firsts.append(first)
-        nodes.append(node)
-    new_queue = np.array(queues, dtype=np.int64)
-    new_key = np.array(keys, dtype=np.int64)
+    ranks = np.fromiter(map(rank, nodes.tolist()), dtype=np.int64, count=statements)
+    place = np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
+    new_key = np.concatenate((ranks * PLACES + PLACES - 1, ranks[owner] * PLACES + place))
+    new_queue = added.queue
     new_merge = (new_queue << _QUEUE_SHIFT) | new_key
     by_merge = np.argsort(new_merge, kind="stable")
     kept_merge = (layout.queue[kept].astype(np.int64) << _QUEUE_SHIFT) | layout.key[kept]
     sorted_merge = new_merge[by_merge]
-    new_place = np.empty(len(queues), dtype=np.int64)
-    new_place[by_merge] = np.searchsorted(kept_merge, sorted_merge) + np.arange(len(queues))
+    new_place = np.empty(len(new_queue), dtype=np.int64)  # of each added task
+    new_place[by_merge] = np.searchsorted(kept_merge, sorted_merge) + np.arange(len(new_queue))
     kept_place = np.arange(len(kept)) + np.searchsorted(sorted_merge, kept_merge)
-    tasks = len(kept) + len(queues)
+    total = len(kept) + len(new_queue)
 
-    widest = max([0, *map(len, waits)]) + places
-    width = max(layout.preds.shape[0], 1 + widest)
+    width = max(layout.preds.shape[0], 1 + int((lengths[:statements] + counts).max(initial=0)))
+    width = max(width, 1 + int(lengths.max(initial=0)))
     number = np.full(len(layout.seconds) + 1, -1, dtype=np.int32)  # the last entry: -1 stays -1
     number[kept] = kept_place
     own = np.full(size, -1, dtype=np.int32)
     own[: len(layout.own)] = number[layout.own]
+    own[nodes] = new_place[:statements]
     extra = np.full((places, size), -1, dtype=np.int32)
     extra[: layout.extra.shape[0], : len(layout.own)] = number[layout.extra]
+    extra[place, nodes[owner]] = new_place[statements:]
 
-    seconds = np.empty(tasks)
+    seconds = np.empty(total)
     seconds[kept_place] = layout.seconds[kept]
-    seconds[new_place] = costs
-    key = np.empty(tasks, dtype=np.int64)
+    seconds[new_place] = added.seconds
+    key = np.empty(total, dtype=np.int64)
     key[kept_place] = layout.key[kept]
     key[new_place] = new_key
-    queue = np.empty(tasks, dtype=np.int16)
+    queue = np.empty(total, dtype=np.int16)
     queue[kept_place] = layout.queue[kept]
     queue[new_place] = new_queue
     assert width <= np.iinfo(np.int8).max, "hints are int8"
-    hint = np.full(tasks, UNKNOWN, dtype=np.int8)
+    hint = np.full(total, UNKNOWN, dtype=np.int8)
     hint[kept_place] = layout.hint[kept]
-    finish = np.zeros(tasks)
+    finish = np.zeros(total)
     finish[kept_place] = layout.finish[kept]
-    preds = np.full((width, tasks), -1, dtype=np.int32)
+    preds = np.full((width, total), -1, dtype=np.int32)
     preds[1 : layout.preds.shape[0], kept_place] = number[layout.preds[1:, kept]]
 
-    # number the new tasks' statements, then their refs
-    if nodes:
-        mine = np.array(firsts, dtype=np.int64)
-        own_task = np.flatnonzero(np.append(mine[1:] != mine[:-1], True))  # each statement's last
-        own[nodes] = new_place[own_task]
-        for place in range(places):
-            task = mine[own_task] + place
-            has = task < own_task
-            extra[place, np.array(nodes)[has]] = new_place[task[has]]
-        _fill_refs(preds, own, new_place, waits, mine, own_task)
+    # the rows of the new tasks: the statements each waits for (their own tasks), then
+    # for a statement's own task, its inserted tasks
+    task = np.repeat(np.arange(len(lengths)), lengths)
+    row = 1 + np.arange(len(added.waits)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    preds[row, new_place[task]] = own[added.waits]
+    preds[1 + lengths[owner] + place, new_place[owner]] = new_place[statements:]
     preds[0] = _previous(queue)
     out = Layout(seconds, preds, key, queue, None, own, extra, hint, finish)
     _frozen(*(a for a in out if a is not None))
     return out
-
-
-def _fill_refs(
-    preds: np.ndarray,
-    own: np.ndarray,
-    new_place: np.ndarray,
-    waits: Sequence[tuple[int, ...]],
-    mine: np.ndarray,
-    own_task: np.ndarray,
-) -> None:
-    """The rows of the new tasks: the statements each waits for (their own tasks), then
-    for a statement's own task, its inserted tasks."""
-    lengths = np.fromiter(map(len, waits), dtype=np.int64, count=len(waits))
-    flat = np.fromiter((node for found in waits for node in found), dtype=np.int64, count=int(lengths.sum()))
-    task = np.repeat(np.arange(len(waits)), lengths)
-    row = 1 + np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    preds[row, new_place[task]] = own[flat]
-    inserted = own_task - mine[own_task]  # per statement, how many
-    owner = np.repeat(own_task, inserted)
-    place = np.arange(len(owner)) - np.repeat(np.cumsum(inserted) - inserted, inserted)
-    preds[1 + lengths[owner] + place, new_place[owner]] = new_place[mine[owner] + place]
 
 
 def _previous(queue: np.ndarray) -> np.ndarray:
