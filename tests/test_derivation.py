@@ -15,6 +15,8 @@ from transforms.test_transforms_properties import TRANSFORMS, tiled_cases
 import nkigym_graph as ng
 from nkigym_graph import Program
 from nkigym_graph.errors import TransformError
+from nkigym_graph.ir import positions
+from nkigym_graph.ir.positions import ShiftedPositions
 from nkigym_graph.ir.statement import Operand
 from nkigym_graph.ir.synthetic import tiled_matmul
 from nkigym_graph.rewriting.rewrite import apply_edits, select_non_conflicting
@@ -82,6 +84,7 @@ def assert_derived_correctly(child: Program, parent: Program) -> None:
     assert_same_snapshot(child, child.rebuilt(child.statements, child.ids))
     assert child.rebuilt(child.statements, child.ids).ids == child.ids
     assert set(parent.ids) - set(child.ids) == derivation.removed
+    assert not any(node in child or child._positions().get(node) is not None for node in derivation.removed)
     assert set(child.ids) <= set(parent.ids)  # edits create no statements
     for node in child.ids:
         if node not in derivation.changed:
@@ -184,3 +187,29 @@ def test_a_full_build_under_ids_keeps_them_and_counts_on() -> None:
     assert grown[grown.ids[-1]] == program.statements[-1]
     with pytest.raises(ng.NkigymError, match="one distinct id per statement"):
         program.rebuilt(program.statements, [0] * len(program))
+
+
+@pytest.mark.parametrize("lookups", [40, 10**9])
+def test_a_derived_snapshot_reads_positions_through_its_parents_until_it_builds_its_own(
+    monkeypatch: pytest.MonkeyPatch, lookups: int
+) -> None:
+    """A table answers ``LOOKUPS`` lookups shifted, then is a dict; tables read through
+    at most ``DEEPEST`` others."""
+    monkeypatch.setattr(positions, "LOOKUPS", lookups)
+    lineage = [tiled_matmul(512, 256, 512)]
+    for step in range(2 * positions.DEEPEST):
+        transform = ng.get_transform(("data_reuse", "operand_merge")[step % 2])
+        matches = ng.analyze(lineage[-1], transform)
+        if not matches:
+            break
+        child = ng.apply(lineage[-1], transform, matches[len(matches) // 2])
+        parent_table = lineage[-1]._at
+        deep = isinstance(parent_table, ShiftedPositions) and parent_table.depth >= positions.DEEPEST
+        assert isinstance(child._positions(), dict if deep else ShiftedPositions)
+        assert [child.position(node) for node in child.ids] == list(range(len(child)))
+        assert [child[node] for node in child.ids] == list(full_build(child).statements)
+        assert not any(node in child for node in child.derivation.removed)
+        assert isinstance(child._at, dict) == (deep or len(child) > lookups)
+        lineage.append(child)
+    assert len(lineage) > positions.DEEPEST + 1
+    assert any(isinstance(program._at, dict) for program in lineage[2:]) or lookups == 40

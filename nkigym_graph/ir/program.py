@@ -47,6 +47,7 @@ from nkigym_graph.ir.collector import collector_paused
 from nkigym_graph.ir.dependencies import Use, build_dependencies
 from nkigym_graph.ir.graph_build import frozen_digraph
 from nkigym_graph.ir.indexes import ProgramIndex
+from nkigym_graph.ir.positions import DEEPEST, Positions, ShiftedPositions
 from nkigym_graph.ir.program_arguments import check_header, params_of, returns_of, statements_of
 from nkigym_graph.ir.schedule import Schedule, ScheduleError
 from nkigym_graph.ir.statement import Statement
@@ -113,9 +114,10 @@ class Program:
     order, so it may hold ids of removed statements; ids are never reused)."""
     _ranks: Sequence[int]
     """The ranks of ``ids``, in program order (ascending)."""
-    _at: dict[int, int] | None
+    _at: Positions | None
     """Id -> position, built on first lookup (lookups by id are the hot path of every
-    analysis: a dict beats a bisect of ``_ranks``)."""
+    analysis: a dict beats a bisect of ``_ranks``); a derived snapshot's first reads
+    through its parent's (``nkigym_graph.ir.positions``)."""
     _next_id: int
     """The id the next new statement gets (above every id ever used on this lineage)."""
     _graph: nx.DiGraph | None
@@ -545,12 +547,34 @@ class Program:
     def __len__(self) -> int:
         return len(self.statements)
 
-    def _positions(self) -> dict[int, int]:
+    def _positions(self) -> Positions:
         at = self._at
         if at is None:
-            at = dict(zip(self.ids, range(len(self.ids)), strict=True))
+            at = self._shifted_positions() or self._position_dict()
             object.__setattr__(self, "_at", at)
         return at
+
+    def _position_dict(self) -> dict[int, int]:
+        at = dict(zip(self.ids, range(len(self.ids)), strict=True))
+        object.__setattr__(self, "_at", at)
+        return at
+
+    def _shifted_positions(self) -> ShiftedPositions | None:
+        """The parent's table shifted (``nkigym_graph.ir.positions``), if the parent is
+        alive and has one, not too deep."""
+        derivation = self._derivation
+        parent = derivation.parent() if derivation is not None else None
+        if derivation is None or parent is None or parent._at is None:
+            return None
+        if isinstance(parent._at, ShiftedPositions) and parent._at.depth >= DEEPEST:
+            return None
+        me = weakref.ref(self)
+
+        def built() -> Positions | None:
+            program = me()
+            return None if program is None else program._position_dict()
+
+        return ShiftedPositions(parent._at, derivation.removed, built)
 
     def __getitem__(self, node: int) -> Statement:
         """The statement with id ``node``."""
