@@ -189,27 +189,33 @@ def test_a_full_build_under_ids_keeps_them_and_counts_on() -> None:
         program.rebuilt(program.statements, [0] * len(program))
 
 
-@pytest.mark.parametrize("lookups", [40, 10**9])
+@pytest.mark.parametrize(("lookups", "most_removed"), [(40, 1024), (10**9, 1024), (10**9, 5)])
 def test_a_derived_snapshot_reads_positions_through_its_parents_until_it_builds_its_own(
-    monkeypatch: pytest.MonkeyPatch, lookups: int
+    monkeypatch: pytest.MonkeyPatch, lookups: int, most_removed: int
 ) -> None:
-    """A table answers ``LOOKUPS`` lookups shifted, then is a dict; tables read through
-    at most ``DEEPEST`` others."""
+    """A table answers ``LOOKUPS`` lookups shifted, then is a dict; it shifts an
+    ancestor's dict by at most ``MOST_REMOVED`` removed statements."""
     monkeypatch.setattr(positions, "LOOKUPS", lookups)
+    monkeypatch.setattr(positions, "MOST_REMOVED", most_removed)
     lineage = [tiled_matmul(512, 256, 512)]
-    for step in range(2 * positions.DEEPEST):
+    built_any = False
+    for step in range(12):
         transform = ng.get_transform(("data_reuse", "operand_merge")[step % 2])
         matches = ng.analyze(lineage[-1], transform)
         if not matches:
             break
         child = ng.apply(lineage[-1], transform, matches[len(matches) // 2])
-        parent_table = lineage[-1]._at
-        deep = isinstance(parent_table, ShiftedPositions) and parent_table.depth >= positions.DEEPEST
-        assert isinstance(child._positions(), dict if deep else ShiftedPositions)
+        table = child._positions()
+        if isinstance(table, ShiftedPositions):
+            assert len(table.removed) <= most_removed and table.removed >= child.derivation.removed
+        else:
+            built_any = True
+            assert most_removed < 1024  # only past the bound
         assert [child.position(node) for node in child.ids] == list(range(len(child)))
         assert [child[node] for node in child.ids] == list(full_build(child).statements)
         assert not any(node in child for node in child.derivation.removed)
-        assert isinstance(child._at, dict) == (deep or len(child) > lookups)
+        shifted = isinstance(table, ShiftedPositions)
+        assert isinstance(child._at, dict) == (not shifted or len(child) > lookups)
         lineage.append(child)
-    assert len(lineage) > positions.DEEPEST + 1
-    assert any(isinstance(program._at, dict) for program in lineage[2:]) or lookups == 40
+    assert len(lineage) == 13
+    assert built_any == (most_removed < 1024)

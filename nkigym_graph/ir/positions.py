@@ -1,30 +1,32 @@
-"""A derived snapshot's id -> position table, read through its parent's.
+"""A derived snapshot's id -> position table, read through an ancestor's.
 
 Building a snapshot's table (a dict of every id) costs O(statements): 25 ms at 4096^3,
 on every search state, while a state looks up a few hundred ids. A derivation keeps
 the order and only removes statements (an edited statement keeps its id and place),
-so a position here is the parent's moved back by the removed statements before it.
-``ShiftedPositions`` answers that way until it has answered ``LOOKUPS`` lookups, then
-has its snapshot build the dict (a search that looks up millions of ids per state
-pays the dict's speed, not a bisection per lookup).
+so a position here is an ancestor's moved back by the statements removed since that
+lie before it. ``ShiftedPositions`` answers that way until it has answered ``LOOKUPS``
+lookups, then has its snapshot build the dict (a search that looks up millions of ids
+per state pays the dict's speed, not a bisection per lookup).
 
->>> parent = {10: 0, 11: 1, 12: 2, 13: 3}
->>> table = ShiftedPositions(parent, frozenset({11}), lambda: None)
+>>> ancestor = {10: 0, 11: 1, 12: 2, 13: 3}
+>>> table = ShiftedPositions.of(ancestor, frozenset({11}), lambda: None)
 >>> table.get(10), table.get(11), table.get(13), 12 in table
 (0, None, 2, True)
+>>> later = ShiftedPositions.of(table, frozenset({10}), lambda: None)
+>>> later.get(12), later.get(13), later.removed == {10, 11}
+(0, 1, True)
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, insort
 from collections.abc import Callable, Set
 from typing import Protocol
 
 LOOKUPS = 2048
 """Lookups a shifted table answers before its snapshot builds the dict."""
-DEEPEST = 8
-"""Shifted tables read through one another at most (past that, a snapshot builds its
-dict: its ancestors may be gone, and their tables would never become dicts)."""
+MOST_REMOVED = 1024
+"""Statements removed since the ancestor, past which a snapshot builds its dict."""
 
 
 class Positions(Protocol):
@@ -36,22 +38,46 @@ class Positions(Protocol):
 
 
 class ShiftedPositions:
-    """The positions of a derived snapshot from its parent's table (see the module
+    """The positions of a derived snapshot from an ancestor's dict (see the module
     docstring); ``built``: the snapshot's own dict, built and kept by the snapshot
-    (None: go on shifting)."""
+    (None: the snapshot is gone, go on shifting)."""
 
-    __slots__ = ("built", "depth", "gone", "left", "parent", "removed", "table")
-    depth: int
-    """Shifted tables read through, this one included."""
+    __slots__ = ("base", "built", "gone", "left", "removed", "table")
 
-    def __init__(self, parent: Positions, removed: Set[int], built: Callable[[], Positions | None]) -> None:
-        self.parent = parent
-        self.depth = parent.depth + 1 if isinstance(parent, ShiftedPositions) else 1
+    def __init__(
+        self, base: dict[int, int], removed: Set[int], gone: list[int], built: Callable[[], Positions | None]
+    ) -> None:
+        self.base = base
         self.removed = removed
-        self.gone = sorted(at for at in map(parent.get, removed) if at is not None)
+        """The ancestor's statements removed since (ids)."""
+        self.gone = gone
+        """Their positions in the ancestor, ascending."""
         self.built = built
         self.table: Positions | None = None  # the dict, once built
         self.left = LOOKUPS
+
+    @classmethod
+    def of(
+        cls, parent: Positions, removed: Set[int], built: Callable[[], Positions | None]
+    ) -> ShiftedPositions | None:
+        """The table of a snapshot derived from one whose table is ``parent`` by
+        removing ``removed`` (None: too many removed since the ancestor)."""
+        if isinstance(parent, ShiftedPositions) and isinstance(parent.table, dict):
+            parent = parent.table
+        since: Set[int]
+        if isinstance(parent, dict):
+            base, since, gone = parent, frozenset(removed), []
+        elif isinstance(parent, ShiftedPositions):
+            base, since, gone = parent.base, parent.removed | removed, list(parent.gone)
+        else:
+            return None
+        if len(since) > MOST_REMOVED:
+            return None
+        for node in removed:
+            at = base.get(node)
+            if at is not None:
+                insort(gone, at)
+        return cls(base, since, gone, built)
 
     def get(self, node: int, default: None = None, /) -> int | None:
         """The position of ``node`` (None: not in the snapshot)."""
@@ -63,7 +89,7 @@ class ShiftedPositions:
                 return self.table.get(node)
         if node in self.removed:
             return None
-        at = self.parent.get(node)
+        at = self.base.get(node)
         return None if at is None else at - bisect_left(self.gone, at)
 
     def __contains__(self, node: object, /) -> bool:

@@ -47,7 +47,7 @@ from nkigym_graph.ir.collector import collector_paused
 from nkigym_graph.ir.dependencies import Use, build_dependencies
 from nkigym_graph.ir.graph_build import frozen_digraph
 from nkigym_graph.ir.indexes import ProgramIndex
-from nkigym_graph.ir.positions import DEEPEST, Positions, ShiftedPositions
+from nkigym_graph.ir.positions import Positions, ShiftedPositions
 from nkigym_graph.ir.program_arguments import check_header, params_of, returns_of, statements_of
 from nkigym_graph.ir.schedule import Schedule, ScheduleError
 from nkigym_graph.ir.statement import Statement
@@ -561,12 +561,10 @@ class Program:
 
     def _shifted_positions(self) -> ShiftedPositions | None:
         """The parent's table shifted (``nkigym_graph.ir.positions``), if the parent is
-        alive and has one, not too deep."""
+        alive and has one."""
         derivation = self._derivation
         parent = derivation.parent() if derivation is not None else None
         if derivation is None or parent is None or parent._at is None:
-            return None
-        if isinstance(parent._at, ShiftedPositions) and parent._at.depth >= DEEPEST:
             return None
         me = weakref.ref(self)
 
@@ -574,7 +572,7 @@ class Program:
             program = me()
             return None if program is None else program._position_dict()
 
-        return ShiftedPositions(parent._at, derivation.removed, built)
+        return ShiftedPositions.of(parent._at, derivation.removed, built)
 
     def __getitem__(self, node: int) -> Statement:
         """The statement with id ``node``."""
