@@ -33,20 +33,22 @@ scheduling loop, one liveness sweep).
 
 Most of those programs are derived from one just priced (``Program.derivation``); the
 model keeps each estimated program's run (prices, tile lifetimes, evictions and the
-schedule's task graph) while the program lives, and estimates a child from its
+schedule's laid-out tasks) while the program lives, and estimates a child from its
 parent's: the statements the derivation did not mark dirty keep their prices,
-evictions and tasks (by id: statements keep theirs; the run's price rows and tile
-lifetimes are per position, and a derived run drops the removed statements' entries
-with numpy); only the touched tiles' lifetimes are recomputed. The schedule is solved
-with array operations (``nkigym_graph.cost.critical_path``) from the parent's critical
-predecessors: each queue's runs of back-to-back tasks are running sums, checked against
-the list scheduler's rule for every task at once. Each finish time is the same single
-float addition the list scheduler makes, so the report is that of a full estimate, bit
-for bit.
+evictions and tasks (the run's price rows and tile lifetimes are per position, and a
+derived run drops the removed statements' entries with numpy); only the touched
+tiles' lifetimes are recomputed, and the child's task layout is the parent's with
+the rewritten tasks' columns overwritten (``tasks``: no per-state layout pass). The
+schedule is solved with array operations (``nkigym_graph.cost.critical_path``) from
+the parent's critical predecessors: each queue's runs of back-to-back tasks are
+running sums, checked against the list scheduler's rule for every task at once. Each
+finish time is the same single float addition the list scheduler makes, so the report
+is that of a full estimate, bit for bit.
 
 The package: ``pricing`` (a statement's price), ``price_table`` (prices by node key),
-``lifetimes`` (tile lifetimes and PSUM evictions), ``tasks`` (the schedule's task graph
-by statement id), ``runs`` (the snapshot caches) and ``model`` (``Trn2CostModel``).
+``lifetimes`` (tile lifetimes and PSUM evictions), ``tasks`` (the schedule's tasks laid
+out as the solver takes them, patched per derivation), ``runs`` (the snapshot caches)
+and ``model`` (``Trn2CostModel``).
 """
 
 from __future__ import annotations

@@ -83,10 +83,10 @@ class Trn2CostModel:
         on-chip variables changed), so they keep their prices, evictions and tasks when
         the dirty statements keep their context (``PriceTable.derived_rows``) and the
         touched variables their dtypes and placement; else the statements from the
-        first change on are looked up by node key. The run's arrays are per position in
-        program order (what the schedule and the tile lifetimes sweep): the
-        derivation's ids are placed once, here. The schedule is solved from the
-        parent's critical predecessors (``tasks.schedule``)."""
+        first change on are looked up by node key. The run's price rows and tile
+        lifetimes are per position in program order; its task layout is the parent's
+        with the rewritten statements' tasks overwritten (``tasks.derive``), solved from
+        the parent's critical predecessors (``tasks.schedule``)."""
         derivation = program.derivation
         parent = derivation.parent() if derivation is not None else None
         before = self._runs.get(parent) if parent is not None else None
