@@ -194,9 +194,11 @@ def test_a_derived_snapshot_reads_positions_through_its_parents_until_it_builds_
     monkeypatch: pytest.MonkeyPatch, lookups: int, most_removed: int
 ) -> None:
     """A table answers ``LOOKUPS`` lookups shifted, then is a dict; it shifts an
-    ancestor's dict by at most ``MOST_REMOVED`` removed statements."""
+    ancestor's dict by at most ``MOST_REMOVED`` removed statements (here on a small
+    program: ``SMALLEST`` set to 0)."""
     monkeypatch.setattr(positions, "LOOKUPS", lookups)
     monkeypatch.setattr(positions, "MOST_REMOVED", most_removed)
+    monkeypatch.setattr(positions, "SMALLEST", 0)
     lineage = [tiled_matmul(512, 256, 512)]
     built_any = False
     for step in range(12):

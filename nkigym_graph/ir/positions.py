@@ -9,10 +9,10 @@ lookups, then has its snapshot build the dict (a search that looks up millions o
 per state pays the dict's speed, not a bisection per lookup).
 
 >>> ancestor = {10: 0, 11: 1, 12: 2, 13: 3}
->>> table = ShiftedPositions.of(ancestor, frozenset({11}), lambda: None)
+>>> table = ShiftedPositions.of(ancestor, frozenset({11}), lambda: None, SMALLEST)
 >>> table.get(10), table.get(11), table.get(13), 12 in table
 (0, None, 2, True)
->>> later = ShiftedPositions.of(table, frozenset({10}), lambda: None)
+>>> later = ShiftedPositions.of(table, frozenset({10}), lambda: None, SMALLEST)
 >>> later.get(12), later.get(13), later.removed == {10, 11}
 (0, 1, True)
 """
@@ -27,6 +27,10 @@ LOOKUPS = 2048
 """Lookups a shifted table answers before its snapshot builds the dict."""
 MOST_REMOVED = 1024
 """Statements removed since the ancestor, past which a snapshot builds its dict."""
+SMALLEST = 4 * LOOKUPS
+"""Statements below which a snapshot builds its dict at once: a shifted lookup costs
+about as much as putting two statements in a dict, so shifting pays on large
+snapshots only."""
 
 
 class Positions(Protocol):
@@ -58,10 +62,13 @@ class ShiftedPositions:
 
     @classmethod
     def of(
-        cls, parent: Positions, removed: Set[int], built: Callable[[], Positions | None]
+        cls, parent: Positions, removed: Set[int], built: Callable[[], Positions | None], statements: int
     ) -> ShiftedPositions | None:
-        """The table of a snapshot derived from one whose table is ``parent`` by
-        removing ``removed`` (None: too many removed since the ancestor)."""
+        """The table of a snapshot of ``statements`` derived from one whose table is
+        ``parent`` by removing ``removed`` (None: a small snapshot, or too many removed
+        since the ancestor)."""
+        if statements < SMALLEST:
+            return None
         if isinstance(parent, ShiftedPositions) and isinstance(parent.table, dict):
             parent = parent.table
         since: Set[int]

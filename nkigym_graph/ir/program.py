@@ -572,7 +572,7 @@ class Program:
             program = me()
             return None if program is None else program._position_dict()
 
-        return ShiftedPositions.of(parent._at, derivation.removed, built)
+        return ShiftedPositions.of(parent._at, derivation.removed, built, len(self.ids))
 
     def __getitem__(self, node: int) -> Statement:
         """The statement with id ``node``."""
