@@ -119,24 +119,30 @@ def test_a_derived_program_is_not_estimated_in_full(monkeypatch: pytest.MonkeyPa
         assert_as_full(model, program)
 
 
-def test_a_derived_schedule_is_solved_from_its_parents_critical_tasks(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """After the first derived program (whose parent's task graph is built then), the
-    schedule is solved with array operations from the parent's hints: no loop runs."""
-    monkeypatch.setattr(tasks, "LOOP_BELOW", 0)
+def _walk_refusing(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> tuple[Trn2CostModel, list]:
+    """A model's estimates along a walk, ``owner.name`` refusing to run after the first
+    derived program (whose parent's task layout is built then); undone after."""
     walk = _walk(tiled_matmul(512, 512, 1024, dtype="bfloat16", tail="exp"), 8)
     model = Trn2CostModel()
     model.estimate(walk[0])
     model.estimate(walk[1])
 
     def refuse(*args: object) -> None:
-        raise AssertionError("the schedule ran the loop")
+        raise AssertionError(f"{name} ran")
 
-    monkeypatch.setattr(critical_path, "run", refuse)
+    monkeypatch.setattr(owner, name, refuse)
     for program in walk[2:]:
         model.estimate(program)
     monkeypatch.undo()
+    return model, walk
+
+
+def test_a_derived_schedule_is_solved_from_its_parents_critical_tasks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The schedule is solved with array operations from the parent's hints: no loop runs."""
+    monkeypatch.setattr(tasks, "LOOP_BELOW", 0)
+    model, walk = _walk_refusing(monkeypatch, critical_path, "run")
     for program in walk:
         assert_as_full(model, program)
 
@@ -149,21 +155,10 @@ def test_a_derived_layout_overwrites_its_parents_columns(
     derived program's task layout is its parent's with columns overwritten and the
     removed statements' tasks left as ghosts (laid out afresh only for the root)."""
     monkeypatch.setattr(tasks, "LOOP_BELOW", loop_below)
-    walk = _walk(tiled_matmul(512, 512, 1024, dtype="bfloat16", tail="exp"), 8)
-    model = Trn2CostModel()
-    model.estimate(walk[0])
-    model.estimate(walk[1])
-
-    def refuse(*args: object) -> None:
-        raise AssertionError("laid out afresh")
-
-    monkeypatch.setattr(tasks, "_merged", refuse)
-    for program in walk[2:]:
-        model.estimate(program)
+    model, walk = _walk_refusing(monkeypatch, tasks, "_merged")
     run = model._runs.get(walk[-1])
     assert run is not None and run.layout is not None and run.layout.live is not None
     assert not run.layout.live.all()  # ghosts
-    monkeypatch.undo()
     for program in walk:
         assert_as_full(model, program)
 
