@@ -117,7 +117,8 @@ def derived_node_keys(
     successors, e.g. every later statement mentioning one of its variables) are
     revisited if they have an edge from it. Untouched nodes are never visited."""
     maker = _KeyMaker(statements, variables)
-    keys = dict(parent_keys)
+    # ``copy`` clones the table (``dict(...)`` re-inserts every entry once one was deleted)
+    keys = parent_keys.copy() if isinstance(parent_keys, dict) else dict(parent_keys)
     total = parent_sum
     for node in removed:
         total -= int(keys.pop(node), 16)
