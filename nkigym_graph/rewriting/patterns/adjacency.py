@@ -113,6 +113,8 @@ class MergeAnalysis:
         self._identities: dict[Operand, Identity] = {}
         self._loaded = Inherited[str, "tuple[str, Slices] | None"](_itself)
         self._facts = Inherited[tuple[int, str], Facts](_node_of)
+        self._looked_up: dict[tuple[int, str], Facts] = {}
+        """``facts`` already asked for (a plain dictionary in front of ``_facts``)."""
         self._limits: dict[tuple[Op, str, int], str | None] = {}
         self._bounds: dict[tuple[Op, str], int | None] = {}
         self.statement: Callable[[int], Statement] = program.__getitem__
@@ -166,10 +168,13 @@ class MergeAnalysis:
     def facts(self, node: int, axis: str) -> Facts:
         """What merges of ``node`` along ``axis`` need of it."""
         key = (node, axis)
-        found: Facts | None = self._facts.get(key, None)
+        found = self._looked_up.get(key)
         if found is None:
-            found = self._learn(node, axis)
-            self._facts.put(key, found)
+            found = self._facts.get(key, None)
+            if found is None:
+                found = self._learn(node, axis)
+                self._facts.put(key, found)
+            self._looked_up[key] = found
         return found
 
     def _learn(self, node: int, axis: str) -> Facts:
