@@ -238,10 +238,13 @@ def _edges(
     for node in nodes:
         before_data, before_order = data_in.get(node, ()), order_in.get(node, ())
         kept = tuple(edge for edge in before_data if edge[1].var not in tracked)
-        data_in[node] = kept + tuple(new_data.get(node, ()))
+        data = data_in[node] = kept + tuple(new_data.get(node, ()))
         kept_order = tuple(edge for edge in before_order if edge[1] not in tracked)
-        order_in[node] = kept_order + tuple(dict.fromkeys(new_order.get(node, ())))
-        if set(data_in[node]) != set(before_data) or set(order_in[node]) != set(before_order):
+        order = order_in[node] = kept_order + tuple(dict.fromkeys(new_order.get(node, ())))
+        # equal in order (cheap: the slices are the statements' own tuples) or else as sets
+        if (data != before_data and set(data) != set(before_data)) or (
+            order != before_order and set(order) != set(before_order)
+        ):
             rewired.add(node)
     return data_in, order_in, rewired
 

@@ -79,10 +79,6 @@ def _node_of(key: tuple[int, str]) -> int:
     return key[0]
 
 
-def _drop(slices: Slices, dim: int) -> Slices:
-    return slices[:dim] + slices[dim + 1 :]
-
-
 class Facts(NamedTuple):
     """What merges along one axis need of one statement (``MergeAnalysis.facts``)."""
 
@@ -180,30 +176,30 @@ class MergeAnalysis:
     def _learn(self, node: int, axis: str) -> Facts:
         program = self.program
         stmt = self.statement(node)
-        operands, accumulate = stmt.operands, stmt.accumulate
-        variables = program.variables
+        op, operands, accumulate = stmt.op, stmt.operands, stmt.accumulate
+        layout = _LAYOUTS.get((op, axis)) or _layout(op, axis)
         sides = []
-        parts: list[object] = [stmt.op, stmt.attrs, accumulate]
+        parts: list[object] = [op, stmt.attrs, accumulate]
         coordinate = size = None
         starts: list[int] = []
         ends: list[int] = []
-        for position, dim, is_write in _layout(stmt.op, axis):
-            operand = operands[position]
+        for position, dim, is_write in layout:
+            var, slices = operand = operands[position]
             fresh = False
             if is_write and not accumulate:
-                info = variables[operand.var]
+                info = program.variables[var]
                 fresh = info.kind == INTERMEDIATE and info.defined_by == node
             sides.append((position, dim, fresh))
             if dim is None:
-                parts.append(len(operand.slices) if fresh else self.identity(operand))
+                parts.append(len(slices) if fresh else self.identity(operand))
                 continue
-            start, stop = operand.slices[dim]
+            start, stop = slices[dim]
             if size is None:
                 size = stop - start
             if fresh:
-                parts.append(len(operand.slices))
+                parts.append(len(slices))
                 continue
-            parts.append((operand.var, _drop(operand.slices, dim)))
+            parts.append((var, slices[:dim] + slices[dim + 1 :]))
             starts.append(start)
             ends.append(stop)
             if coordinate is None:
