@@ -30,6 +30,13 @@ OrderIn = Mapping[int, Sequence[tuple[int, str]]]
 """Per node id, its ordering edges as ``(earlier node, variable)``."""
 
 
+_TEXT: dict[object, str] = {}
+"""``repr`` of slices and statement heads, shared by every key computation (they repeat
+across statements and across snapshots)."""
+_TEXT_LIMIT = 200_000
+"""Entries ``_TEXT`` holds before it starts afresh."""
+
+
 class _KeyMaker:
     """Computes node keys one at a time (shared by the full and incremental passes)."""
 
@@ -37,7 +44,9 @@ class _KeyMaker:
         self.statements = statements
         self.variables = variables
         self.internal: dict[str, bool] = {}  # variable -> is an on-chip intermediate
-        self.text: dict[object, str] = {}  # repr cache: slices and attrs repeat across statements
+        if len(_TEXT) > _TEXT_LIMIT:
+            _TEXT.clear()
+        self.text = _TEXT
 
     def key(
         self,
@@ -117,7 +126,8 @@ def derived_node_keys(
     successors, e.g. every later statement mentioning one of its variables) are
     revisited if they have an edge from it. Untouched nodes are never visited."""
     maker = _KeyMaker(statements, variables)
-    keys = dict(parent_keys)
+    # ``copy`` clones the table (``dict(...)`` re-inserts every entry once one was deleted)
+    keys = parent_keys.copy() if isinstance(parent_keys, dict) else dict(parent_keys)
     total = parent_sum
     for node in removed:
         total -= int(keys.pop(node), 16)

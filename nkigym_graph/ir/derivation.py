@@ -84,7 +84,6 @@ def derive_program(parent: Program, replaced: Mapping[int, Statement], removed: 
 
     gone_at = sorted(parent.position(node) for node in removed)
     ids = _without(parent.ids, gone_at)
-    ranks = _without(parent._ranks, gone_at)
     listed = list(_without(parent.statements, gone_at))
     for node, stmt in replaced.items():
         at = parent.position(node)
@@ -107,7 +106,7 @@ def derive_program(parent: Program, replaced: Mapping[int, Statement], removed: 
         info = table.get(var)
         if info is not None and info.defined_by is not None:
             del table[var]  # redefined from its writers below
-    describe = _describer(parent, lookup, ids, ranks, statements, table)
+    describe = _describer(parent, lookup, ids, statements, table)
     write_counts = _define_variables(table, lookup, tracked, nodes, changed, describe)
     redefined = _redefined(parent, table, write_counts, tracked)
     rank = parent._rank.__getitem__
@@ -141,7 +140,7 @@ def derive_program(parent: Program, replaced: Mapping[int, Statement], removed: 
         keys=parent._keys,
         key_sum=parent._key_sum if parent._keys is not None else 0,
     )
-    return Program._assemble(parent, statements, ids, ranks, table, data_in, order_in, derivation)
+    return Program._assemble(parent, statements, ids, table, data_in, order_in, derivation)
 
 
 def _copied(variables: Mapping[str, Variable]) -> dict[str, Variable]:
@@ -230,7 +229,8 @@ def _edges(
     """Per node, its incoming data and ordering edges: the parent's, those of
     ``tracked`` variables replaced by the recomputed ones (``deps``); and the nodes
     whose edges changed."""
-    data_in, order_in = dict(parent._data_in), dict(parent._order_in)
+    # ``copy`` clones the table (``dict(...)`` re-inserts every entry once one was deleted)
+    data_in, order_in = parent._data_in.copy(), parent._order_in.copy()
     for node in removed:
         del data_in[node], order_in[node]
     new_data, new_order = deps.data, deps.order
@@ -238,10 +238,13 @@ def _edges(
     for node in nodes:
         before_data, before_order = data_in.get(node, ()), order_in.get(node, ())
         kept = tuple(edge for edge in before_data if edge[1].var not in tracked)
-        data_in[node] = kept + tuple(new_data.get(node, ()))
+        data = data_in[node] = kept + tuple(new_data.get(node, ()))
         kept_order = tuple(edge for edge in before_order if edge[1] not in tracked)
-        order_in[node] = kept_order + tuple(dict.fromkeys(new_order.get(node, ())))
-        if set(data_in[node]) != set(before_data) or set(order_in[node]) != set(before_order):
+        order = order_in[node] = kept_order + tuple(dict.fromkeys(new_order.get(node, ())))
+        # equal in order (cheap: the slices are the statements' own tuples) or else as sets
+        if (data != before_data and set(data) != set(before_data)) or (
+            order != before_order and set(order) != set(before_order)
+        ):
             rewired.add(node)
     return data_in, order_in, rewired
 
@@ -250,7 +253,6 @@ def _describer(
     parent: Program,
     lookup: Mapping[int, Statement],
     ids: Sequence[int],
-    ranks: Sequence[int],
     statements: Sequence[Statement],
     table: Mapping[str, Variable],
 ) -> Describe:
@@ -259,9 +261,8 @@ def _describer(
 
     def statement_of(node: int) -> Statement:
         found = lookup.get(node)
-        if found is None:
-            at = bisect_left(ranks, parent._rank[node])
-            found = statements[at] if at < len(ids) and ids[at] == node else parent[node]
+        if found is None:  # only when an error is described: a scan will do
+            found = statements[ids.index(node)] if node in ids else parent[node]
         return found
 
     def describe(node: int) -> str:

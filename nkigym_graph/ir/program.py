@@ -77,7 +77,6 @@ class Program:
         "_order_in",
         "_pred",
         "_rank",
-        "_ranks",
         "_structure_hash",
         "explicit_slices",
         "fragment",
@@ -112,18 +111,16 @@ class Program:
     _rank: Mapping[int, int]
     """Id -> a number ascending in program order (shared along derivations that keep the
     order, so it may hold ids of removed statements; ids are never reused)."""
-    _ranks: Sequence[int]
-    """The ranks of ``ids``, in program order (ascending)."""
     _at: Positions | None
     """Id -> position, built on first lookup (lookups by id are the hot path of every
-    analysis: a dict beats a bisect of ``_ranks``); a derived snapshot's first reads
+    analysis: a dict beats a bisection); a large derived snapshot's first reads
     through its parent's (``nkigym_graph.ir.positions``)."""
     _next_id: int
     """The id the next new statement gets (above every id ever used on this lineage)."""
     _graph: nx.DiGraph | None
-    _data_in: Mapping[int, tuple[tuple[int, Use], ...]]
+    _data_in: dict[int, tuple[tuple[int, Use], ...]]
     """Per node id, its data edges ``(source node, use)``."""
-    _order_in: Mapping[int, tuple[tuple[int, str], ...]]
+    _order_in: dict[int, tuple[tuple[int, str], ...]]
     """Per node id, its ordering edges ``(earlier node, variable)`` (also where a data edge exists)."""
     _pred: dict[int, tuple[int, ...]]
     _memo: dict[Hashable, Any]
@@ -185,7 +182,6 @@ class Program:
         put(self, "ids", id_of)
         rank = dict(zip(id_of, range(n), strict=True))
         put(self, "_rank", rank)
-        put(self, "_ranks", range(n))
         put(self, "_next_id", next_id)
         self._init_caches(None)
         put(self, "_at", rank)  # built in full: ranks are positions
@@ -236,10 +232,9 @@ class Program:
         like: Program,
         statements: tuple[Statement, ...],
         ids: tuple[int, ...],
-        ranks: Sequence[int],
         variables: Mapping[str, Variable],
-        data_in: Mapping[int, tuple[tuple[int, Use], ...]],
-        order_in: Mapping[int, tuple[tuple[int, str], ...]],
+        data_in: dict[int, tuple[tuple[int, Use], ...]],
+        order_in: dict[int, tuple[tuple[int, str], ...]],
         derivation: Derivation,
     ) -> Program:
         """A snapshot with ``like``'s other fields from parts already verified
@@ -260,7 +255,6 @@ class Program:
         put(self, "statements", statements)
         put(self, "ids", ids)
         put(self, "_rank", like._rank)
-        put(self, "_ranks", ranks)
         put(self, "_next_id", like._next_id)
         put(self, "variables", MappingProxyType(variables))
         put(self, "_data_in", data_in)
@@ -555,7 +549,9 @@ class Program:
         return at
 
     def _position_dict(self) -> dict[int, int]:
-        at = dict(zip(self.ids, range(len(self.ids)), strict=True))
+        at = self._derived_positions()
+        if at is None:
+            at = dict(zip(self.ids, range(len(self.ids)), strict=True))
         object.__setattr__(self, "_at", at)
         return at
 
@@ -573,6 +569,28 @@ class Program:
             return None if program is None else program._position_dict()
 
         return ShiftedPositions.of(parent._at, derivation.removed, built, len(self.ids))
+
+    def _derived_positions(self) -> dict[int, int] | None:
+        """The id -> position dict from the parent's, when the parent is alive and has
+        built one: a derivation keeps the order, so only the statements after the first
+        removed one move (None: build it in full)."""
+        derivation = self._derivation
+        if derivation is None:
+            return None
+        parent = derivation.parent()
+        known = None if parent is None else parent._at
+        if not isinstance(known, dict):
+            return None
+        removed = derivation.removed
+        if not removed:
+            return known  # the same ids in the same places (tables are never mutated)
+        first = min(known[node] for node in removed)
+        at = known.copy()
+        for node in removed:
+            del at[node]
+        ids = self.ids
+        at.update(zip(ids[first:], range(first, len(ids)), strict=True))
+        return at
 
     def __getitem__(self, node: int) -> Statement:
         """The statement with id ``node``."""

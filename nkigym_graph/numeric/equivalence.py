@@ -5,7 +5,10 @@ Inputs are float64 standard-normal arrays drawn once per search from its seed. A
 seed), evaluating only the statements those elements depend on; a *full* check
 compares every output element. Both run through one memoized ``Evaluator``, so a
 state recomputes only the statements whose canonical node key is new; a sampled check
-also finds the statements writing sample points by node key (``Verifier._jobs_by_key``).
+also finds the statements writing sample points by node key (``Verifier._jobs_by_key``)
+and keeps the values they wrote there by node key: a statement whose key was seen
+before (it computes the same, from the same ancestry) is not evaluated again, so a
+state evaluates only the part of the sampled outputs its rewrite changed.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from nkigym_graph.numeric.memo import ByteLRU
 from nkigym_graph.numeric.memory_limit import DEFAULT_MAX_BYTES
 
 JOB_CACHE_LIMIT = 500_000
-"""Node keys whose sample jobs a verifier keeps (cleared past this)."""
+"""Node keys whose sample jobs (and sampled values) a verifier keeps (cleared past this)."""
 DEFAULT_SAMPLES = 16
 """Output elements per returned tensor in a sampled check."""
 DEFAULT_MEMO_BYTES = 256 * 2**20
@@ -97,8 +100,12 @@ class Verifier:
         }
         self.evaluator = Evaluator(inputs, ByteLRU(settings.memo_bytes))
         self._job_of: dict[str, Job | None] = {}
+        self._samples_of: dict[str, np.ndarray] = {}
+        """The values a statement (by node key) writes at its job's sample points."""
         self._sampled = self.sampled(root)
+        self._sampled_scale = _scales(self._sampled)
         self._full: dict[str, np.ndarray] | None = None
+        self._full_scale: dict[str, float] = {}
         self._agreed: dict[str, bool] = {}
         """Structure hashes found to agree (value: checked on every element): programs
         with the same statements compute the same, whatever their schedule."""
@@ -124,13 +131,14 @@ class Verifier:
         local = tuple(coords[inside] - start for coords, (start, _) in zip(points, region, strict=True))
         return Job(var, inside, local)
 
-    def _jobs(self, program: Program) -> dict[int, Job]:
-        """The statements writing sample points, by node."""
+    def _jobs(self, program: Program) -> tuple[dict[int, Job], bool]:
+        """The statements writing sample points, by node, and whether they were found by
+        node key (then a statement's key fixes the values it writes there)."""
         variables = program.variables
         if any(var in variables and variables[var].kind == INTERMEDIATE for var in self.outputs):
             found = [self._job(stmt) for stmt in program.statements]  # returns an on-chip tile
-            return dict(zip(compress(program.ids, found), filter(None, found), strict=True))
-        return self._jobs_by_key(program)
+            return dict(zip(compress(program.ids, found), filter(None, found), strict=True)), False
+        return self._jobs_by_key(program), True
 
     def _jobs_by_key(self, program: Program) -> dict[int, Job]:
         """The jobs of the statements writing the compared outputs, kept by node key: a
@@ -152,14 +160,32 @@ class Verifier:
 
     def sampled(self, program: Program) -> dict[str, np.ndarray]:
         """The values of ``program``'s outputs at the sample points."""
-        out = {var: np.zeros(len(self.points[var][0])) for var in self.outputs}
-        jobs = self._jobs(program)
+        jobs, by_key = self._jobs(program)
+        written: dict[int, np.ndarray] = {}
+        todo: list[int] = list(jobs)
+        if by_key:  # statements seen before (by node key) wrote what they wrote then
+            keys, samples_of = program.node_keys, self._samples_of
+            if len(samples_of) > JOB_CACHE_LIMIT:
+                samples_of.clear()
+            todo = []
+            for node in jobs:
+                known = samples_of.get(keys[node])
+                if known is None:
+                    todo.append(node)
+                else:
+                    written[node] = known
 
         def sink(node: int, value: np.ndarray) -> None:
-            var, inside, local = jobs[node]
-            out[var][inside] = value[local]
+            got = written[node] = value[jobs[node].local]
+            if by_key:
+                got.flags.writeable = False
+                self._samples_of[keys[node]] = got
 
-        self.evaluator.run(program, program.in_order(jobs), sink)
+        self.evaluator.run(program, program.in_order(todo), sink)
+        out = {var: np.zeros(len(self.points[var][0])) for var in self.outputs}
+        for node in program.in_order(jobs):  # program order: later writes win
+            var, inside, _ = jobs[node]
+            out[var][inside] = written[node]
         return out
 
     def full(self, program: Program) -> dict[str, np.ndarray]:
@@ -197,21 +223,35 @@ class Verifier:
         if full:
             if self._full is None:
                 self._full = self.full(self.root)
-            return _compare(self.full(program), self._full, None)
-        return _compare(self.sampled(program), self._sampled, self.points)
+                self._full_scale = _scales(self._full)
+            return _compare(self.full(program), self._full, None, self._full_scale)
+        return _compare(self.sampled(program), self._sampled, self.points, self._sampled_scale)
+
+
+def _scales(expected: Mapping[str, np.ndarray]) -> dict[str, float]:
+    """Per output, the largest error ``_compare`` lets pass: ``RTOL`` of its finite
+    magnitude (at least 1)."""
+    return {var: RTOL * max(1.0, magnitude(want)) for var, want in expected.items()}
 
 
 def _compare(
     actual: Mapping[str, np.ndarray],
     expected: Mapping[str, np.ndarray],
     points: Mapping[str, tuple[np.ndarray, ...]] | None,
+    scales: Mapping[str, float] | None = None,
 ) -> str | None:
     """None if every output agrees within ``RTOL`` of its finite magnitude; infinities
-    and nans agree when they match by position and sign (``nkigym_graph.numeric.compare``)."""
+    and nans agree when they match by position and sign (``nkigym_graph.numeric.compare``).
+    ``scales``: ``_scales(expected)``, when known."""
+    tolerances = _scales(expected) if scales is None else scales
     for var, want in expected.items():
         got = actual[var]
+        tolerance = tolerances[var]
+        with np.errstate(invalid="ignore", over="ignore"):
+            if np.abs(got - want).max(initial=0.0) <= tolerance:
+                continue  # all finite and close (a nan or inf anywhere takes the long way)
         error = errors(got, want)
-        if np.all(error <= RTOL * max(1.0, magnitude(want))):
+        if np.all(error <= tolerance):
             continue
         flat = int(np.argmax(error))
         if points is None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from nkigym_graph.errors import TransformError
 from nkigym_graph.ir.schedule import Schedule
@@ -91,12 +91,39 @@ class Edit:
         )
 
 
+class OriginHash:
+    """``Match.program_hash``: set to a hash, or to the analysed program itself, whose
+    canonical hash is then worked out when first read and kept instead of the program
+    (saturation applies matches without ever hashing the programs in between; a search
+    reads it as it applies a match, and a ``Step`` as it records one)."""
+
+    _SLOT = "_found_in"
+
+    @overload
+    def __get__(self, match: None, owner: type | None = None) -> str: ...
+
+    @overload
+    def __get__(self, match: Match, owner: type | None = None) -> str: ...
+
+    def __get__(self, match: Match | None, owner: type | None = None) -> str:
+        if match is None:
+            return ""  # the field's default
+        found: str | Program = match.__dict__[self._SLOT]
+        if not isinstance(found, str):
+            found = match.__dict__[self._SLOT] = found.canonical_hash
+        return found
+
+    def __set__(self, match: Match, value: str | Program) -> None:
+        match.__dict__[self._SLOT] = value  # by __init__ only: a Match is frozen
+
+
 @dataclass(frozen=True)
 class Match:
     """One rewrite opportunity found by ``transform`` in the program it analysed.
 
     ``nodes`` are the statements the match is about (e.g. the pair being merged), for
     display and for ``explain``; ``detail`` is a short human-readable description.
+    ``program_hash`` may be given as the analysed program (see ``OriginHash``).
     """
 
     transform: str
@@ -106,8 +133,12 @@ class Match:
     mentions: frozenset[str] = frozenset()
     """Variables of the statements the edit replaces (another match must not rename them)."""
     detail: str = ""
-    program_hash: str = ""
+    program_hash: OriginHash = OriginHash()
     """Canonical hash of the analysed program: a match applies to that program only."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        # a pickled match carries its origin's hash, never the program
+        return {**self.__dict__, OriginHash._SLOT: self.program_hash}
 
     @property
     def changes(self) -> frozenset[int]:

@@ -29,6 +29,10 @@ class Step:
     transform: str
     batches: tuple[tuple[Match, ...], ...]
 
+    def __post_init__(self) -> None:
+        for match in self.matches:
+            _ = match.program_hash  # a recorded match keeps its origin's hash, not the program
+
     @property
     def matches(self) -> tuple[Match, ...]:
         """Every match applied, in order."""

@@ -79,10 +79,6 @@ def _node_of(key: tuple[int, str]) -> int:
     return key[0]
 
 
-def _drop(slices: Slices, dim: int) -> Slices:
-    return slices[:dim] + slices[dim + 1 :]
-
-
 class Facts(NamedTuple):
     """What merges along one axis need of one statement (``MergeAnalysis.facts``)."""
 
@@ -113,6 +109,8 @@ class MergeAnalysis:
         self._identities: dict[Operand, Identity] = {}
         self._loaded = Inherited[str, "tuple[str, Slices] | None"](_itself)
         self._facts = Inherited[tuple[int, str], Facts](_node_of)
+        self._looked_up: dict[tuple[int, str], Facts] = {}
+        """``facts`` already asked for (a plain dictionary in front of ``_facts``)."""
         self._limits: dict[tuple[Op, str, int], str | None] = {}
         self._bounds: dict[tuple[Op, str], int | None] = {}
         self.statement: Callable[[int], Statement] = program.__getitem__
@@ -166,39 +164,42 @@ class MergeAnalysis:
     def facts(self, node: int, axis: str) -> Facts:
         """What merges of ``node`` along ``axis`` need of it."""
         key = (node, axis)
-        found: Facts | None = self._facts.get(key, None)
+        found = self._looked_up.get(key)
         if found is None:
-            found = self._learn(node, axis)
-            self._facts.put(key, found)
+            found = self._facts.get(key, None)
+            if found is None:
+                found = self._learn(node, axis)
+                self._facts.put(key, found)
+            self._looked_up[key] = found
         return found
 
     def _learn(self, node: int, axis: str) -> Facts:
         program = self.program
         stmt = self.statement(node)
-        operands, accumulate = stmt.operands, stmt.accumulate
-        variables = program.variables
+        op, operands, accumulate = stmt.op, stmt.operands, stmt.accumulate
+        layout = _LAYOUTS.get((op, axis)) or _layout(op, axis)
         sides = []
-        parts: list[object] = [stmt.op, stmt.attrs, accumulate]
+        parts: list[object] = [op, stmt.attrs, accumulate]
         coordinate = size = None
         starts: list[int] = []
         ends: list[int] = []
-        for position, dim, is_write in _layout(stmt.op, axis):
-            operand = operands[position]
+        for position, dim, is_write in layout:
+            var, slices = operand = operands[position]
             fresh = False
             if is_write and not accumulate:
-                info = variables[operand.var]
+                info = program.variables[var]
                 fresh = info.kind == INTERMEDIATE and info.defined_by == node
             sides.append((position, dim, fresh))
             if dim is None:
-                parts.append(len(operand.slices) if fresh else self.identity(operand))
+                parts.append(len(slices) if fresh else self.identity(operand))
                 continue
-            start, stop = operand.slices[dim]
+            start, stop = slices[dim]
             if size is None:
                 size = stop - start
             if fresh:
-                parts.append(len(operand.slices))
+                parts.append(len(slices))
                 continue
-            parts.append((operand.var, _drop(operand.slices, dim)))
+            parts.append((var, slices[:dim] + slices[dim + 1 :]))
             starts.append(start)
             ends.append(stop)
             if coordinate is None:

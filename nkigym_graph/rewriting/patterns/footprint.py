@@ -48,7 +48,7 @@ def pattern_match(transform: str, program: Program, found: Found, edit: Edit, de
         reads=frozenset(reads - changes),
         mentions=frozenset(mentions),
         detail=detail,
-        program_hash=program.canonical_hash,
+        program_hash=program,  # hashed when first read
     )
 
 

@@ -58,10 +58,12 @@ class Section(NamedTuple):
     @classmethod
     def build(cls, analysis: MergeAnalysis, nodes: Iterable[int], axis: str) -> Section:
         found: dict[Signature, list[Member]] = {}
+        facts = analysis.facts
         for node in nodes:
-            sig = analysis.signature(node, axis)
+            known = facts(node, axis)
+            sig = known.signature
             if sig is not None:
-                found.setdefault(sig[0], []).append((sig[1], node, sig[1] + analysis.size(node, axis)))
+                found.setdefault(sig[0], []).append((sig[1], node, sig[1] + known.size))
         order = _member_order(analysis.program.order_key)
         groups = {key: _group(analysis, sorted(members, key=order), axis) for key, members in found.items()}
         return cls(axis, groups, frozenset(key for key, group in groups.items() if _linked(group)))
@@ -89,10 +91,11 @@ class Section(NamedTuple):
                 affected.add(sig[0])
         joining: dict[Signature, list[Member]] = {}
         for node in dirty_nodes:
-            sig = analysis.signature(node, axis)
+            known = analysis.facts(node, axis)
+            sig = known.signature
             if sig is not None:
                 affected.add(sig[0])
-                joining.setdefault(sig[0], []).append((sig[1], node, sig[1] + analysis.size(node, axis)))
+                joining.setdefault(sig[0], []).append((sig[1], node, sig[1] + known.size))
         kept = dict(groups)
         rank = analysis.program.order_key
         ascending = sorted(rank(node) for node in dirty)
