@@ -16,10 +16,11 @@ not measurements), on each engine NKI lets run it:
 
 then spreads the tiles' work over the Vector, Scalar and GpSimd Engines in the best
 proportions (a linear program: which engine runs what share of each instruction, and
-what share of the tiles takes the fused form, and the ``bn_stats`` statistics) and reports the busiest engine's time per
-tile, times the tiles, as a share of the DMA peak. Fill and drain (the first tile's load,
-the last one's store) come on top. Each structure is priced with whole-row instructions
-and with the four column pieces the emitter cuts store chains into (a fixed cost each).
+what share of the tiles takes the fused form or the ``bn_stats`` statistics) and reports
+the busiest engine's time per tile, times the tiles, as a share of the DMA peak. Fill and
+drain (the first tile's load, the last one's store) come on top. Each structure is priced
+with whole-row instructions and with the four column pieces the emitter cuts store chains
+into (a fixed cost each).
 Results go to ``benchmarks/results/layernorm_bound.md``.
 
     .venv/bin/python benchmarks/layernorm_bound.py [--rows 4096] [--cols 4096]

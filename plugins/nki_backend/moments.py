@@ -213,7 +213,8 @@ def _inside(fusions: Fusions, members: Iterable[int]) -> bool:
     """Whether every fusion that takes in a member takes in members only."""
     inside = set(members)
     pairs: list[set[int]] = [
-        {doer, done} for table in (fusions.reduce_of, fusions.first_of, fusions.negation_of)
+        {doer, done}
+        for table in (fusions.reduce_of, fusions.first_of, fusions.negation_of)
         for doer, done in table.items()
     ]
     pairs += [set(chain) for chain in fusions.chains.values()]
@@ -273,8 +274,11 @@ def lower_moments(kb: KernelBuilder, group: Moments, text: str) -> bool:
         dst = Ref(stats, const_slices(((0, parts), (STATS * index, STATS * index + STATS))))
         kb.call("nisa.bn_stats", ("dst", dst), ("data", chunk))
     moments = kb.new_tile(f"{stem}_mv", (parts, 2), STATISTIC_DTYPE, "sbuf")
-    kb.call("nisa.bn_aggr", ("dst", Ref(moments, whole(moments.shape))), ("data", Ref(stats, whole(stats.shape))))
-    kb.engines.ahead[SCALAR] = max(0.0, kb.engines.ahead[SCALAR] - kb.engines.time_ns(SCALAR, group.count, 1))
+    kb.call(
+        "nisa.bn_aggr", ("dst", Ref(moments, whole(moments.shape))), ("data", Ref(stats, whole(stats.shape)))
+    )
+    squares = kb.engines.time_ns(SCALAR, group.count, 1)  # the Scalar work the group no longer has
+    kb.engines.ahead[SCALAR] = max(0.0, kb.engines.ahead[SCALAR] - squares)
     _derive(kb, group, moments)
     return True
 

@@ -14,15 +14,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nkigym_graph as ng
+from nkigym_graph.ir.targets import TRN2
 from nkigym_graph.nki_sim.timing.constants import TRN2_TIMING
 from nkigym_graph_plugins.nki_backend import moments
 from nkigym_graph_plugins.nki_backend.engines import SCALAR, VECTOR, EngineLoads
-from nkigym_graph.ir.targets import TRN2
 from nkigym_graph_plugins.nki_backend.fusion import plan_fusions
 from nkigym_graph_plugins.nki_backend.lower import kernel_types, lower_program
 from nkigym_graph_plugins.nki_backend.lowering import LOWERINGS
-from nkigym_graph_plugins.nki_backend.render import KernelText, render_kernel
 from nkigym_graph_plugins.nki_backend.moments import Moments, chunks, plan_moments, prefers_moments
+from nkigym_graph_plugins.nki_backend.render import KernelText, render_kernel
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 EPS = 1e-5
@@ -155,7 +155,12 @@ def always_moments(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(moments, "prefers_moments", lambda loads, group, data: True)
 
 
-@settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=10,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],  # the fixture only patches a function
+)
 @given(r=st.integers(1, 260), c=st.integers(2, 1300), bf16=st.booleans(), seed=st.integers(0, 9))
 def test_layer_norm_with_bn_stats_at_random_shapes_equals_numpy(
     always_moments: None, r: int, c: int, bf16: bool, seed: int

@@ -81,7 +81,9 @@ def test_bn_stats_even_and_odd_halves_differ() -> None:
     chunk=st.sampled_from([1, 2, 7, 100, 511, 512]),
     seed=st.integers(0, 2**16),
 )
-def test_bn_aggr_of_chunks_gives_the_row_mean_and_variance(rows: int, cols: int, chunk: int, seed: int) -> None:
+def test_bn_aggr_of_chunks_gives_the_row_mean_and_variance(
+    rows: int, cols: int, chunk: int, seed: int
+) -> None:
     chunk = max(min(chunk, cols), -(-cols // 64))  # at most 64 chunks
     x = (np.random.default_rng(seed).standard_normal((rows, cols)) * 2 + 0.5).astype(np.float32)
     got = simulate(_row_kernel(rows, cols, chunk), x)
