@@ -21,7 +21,10 @@ op                 instructions
 ``tensor_scalar``  ``nisa.tensor_scalar(dst, data, op0=nl.<f>, operand0=c)``
 ``tensor_column``  ``nisa.tensor_scalar(dst, data, op0=nl.<f>, operand0=column)``
 ``tensor_reduce``  ``nisa.tensor_reduce(dst, op=nl.<f>, data, axis=1, keepdims=True)``;
-                   a mean then divides by the count (``nisa.tensor_scalar``)
+                   a mean then divides by the count (``nisa.tensor_scalar``); a sum may be
+                   a Scalar Engine copy's ``reduce_res``, and a row's sum and squares' sum
+                   ``nisa.bn_stats`` / ``nisa.bn_aggr`` (:mod:`.moments`), where the engine
+                   model prefers them
 =================  =====================================================================
 
 ``+=`` on a load or store is a DMA with ``dst_rmw_op=nl.add``; on a Vector/Scalar Engine
@@ -375,8 +378,11 @@ class TensorReduceLowering(_Base):
 
 def _sums_on_scalar(kb: KernelBuilder, stmt: Statement, data: Ref) -> bool:
     """Whether a sum (or mean) reduction of ``data`` goes to the Scalar Engine (its data
-    not in PSUM, which the copy would only move)."""
-    if stmt.attr("op") not in SUM_REDUCTIONS or kb.engines.policy == "fixed" or kb.is_psum(data):
+    not in PSUM, which the copy would only move). A planned kernel keeps the plan's
+    instructions, which the cost model times (``nkigym_graph.cost.kernel_timing``)."""
+    if stmt.attr("op") not in SUM_REDUCTIONS or kb.engines.policy == "fixed" or kb.planned:
+        return False
+    if kb.is_psum(data):
         return False
     engine = kb.engines.prefer((VECTOR, SCALAR), elements_of(data), 1, [id(data.base)])
     return engine == SCALAR
