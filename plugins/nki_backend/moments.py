@@ -41,7 +41,7 @@ member writes ``x``: the ``bn_stats`` run where the group's first work would.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from nkigym_graph.ir.literals import format_literal
@@ -157,13 +157,13 @@ def _complete(program: Program, data: Operand, square: int, total: int, squares:
     return Moments(data, square, tuple((role, roles[role]) for role in ROLES if role in roles))
 
 
-def _reader(program: Program, node: int, test: object) -> int | None:
+def _reader(program: Program, node: int, test: Callable[[Statement], bool]) -> int | None:
     """The first statement reading all of ``node``'s result as its data that passes ``test``
     and writes a variable of its own."""
     dst = program[node].dst
     for reader, place in program.consumers_of(dst.var):
         stmt = program[reader]
-        if place == 0 and stmt.operands[0] == dst and test(stmt) and _own(program, stmt):  # type: ignore[operator]
+        if place == 0 and stmt.operands[0] == dst and test(stmt) and _own(program, stmt):
             return reader
     return None
 
@@ -266,7 +266,7 @@ def lower_moments(kb: KernelBuilder, group: Moments, text: str) -> bool:
         return False
     parts = group.partitions
     pieces = chunks(group.count)
-    stem = program[group.node("mean") or group.members[1]].dst.var
+    stem = program[group.roles[0][1]].dst.var  # the row sum's (or mean's) variable
     stats = kb.new_tile(f"{stem}_stats", (parts, STATS * len(pieces)), STATISTIC_DTYPE, "sbuf")
     (p_start, p_stop), (c_start, _) = data.slices
     for index, (start, stop) in enumerate(pieces):
@@ -307,13 +307,7 @@ def _derive(kb: KernelBuilder, group: Moments, moments: Tile) -> None:
             kb.views[program[node].dst.var] = (moments, column)
     total = needed("sum")
     if total is not None:
-        kb.call(
-            "nisa.tensor_scalar",
-            ("dst", kb.write(total.dst)),
-            ("data", mean),
-            ("op0", "nl.multiply"),
-            ("operand0", count),
-        )
+        _times(kb, kb.write(total.dst), mean, count)
     mean_sq, square_sum = needed("mean_square"), needed("square_sum")
     if mean_sq is not None or square_sum is not None:
         if mean_sq is not None:
@@ -331,13 +325,7 @@ def _derive(kb: KernelBuilder, group: Moments, moments: Tile) -> None:
             ("operand1", variance),
         )
         if square_sum is not None:
-            kb.call(
-                "nisa.tensor_scalar",
-                ("dst", kb.write(square_sum.dst)),
-                ("data", target),
-                ("op0", "nl.multiply"),
-                ("operand0", count),
-            )
+            _times(kb, kb.write(square_sum.dst), target, count)
     squared = needed("mean_squared")
     if squared is not None:
         kb.call(
@@ -347,3 +335,8 @@ def _derive(kb: KernelBuilder, group: Moments, moments: Tile) -> None:
             ("data2", mean),
             ("op", "nl.multiply"),
         )
+
+
+def _times(kb: KernelBuilder, dst: Ref, data: Ref, count: str) -> None:
+    """``dst = data * count`` (a mean times the elements it averages: their sum)."""
+    kb.call("nisa.tensor_scalar", ("dst", dst), ("data", data), ("op0", "nl.multiply"), ("operand0", count))
