@@ -7,6 +7,8 @@ not measurements), on each engine NKI lets run it:
 
 - row sum: ``tensor_reduce`` (Vector) or an activation summing what it copies (Scalar);
 - sum of squares: an activation squaring and summing (Scalar);
+- or both row statistics at once: one ``bn_stats`` per 512-column chunk and a
+  ``bn_aggr`` of their triples (Vector), giving the mean and the variance;
 - plain form: ``tensor_scalar`` ``(x - mean) * rstd`` (Vector, Scalar or GpSimd), then
   ``* gamma`` and ``+ beta``, two-input ``tensor_tensor`` s (Vector or GpSimd);
 - fused form: ``scalar_tensor_tensor`` s ``(x - mean) * gamma`` and ``(. * rstd) + beta``
@@ -14,10 +16,11 @@ not measurements), on each engine NKI lets run it:
 
 then spreads the tiles' work over the Vector, Scalar and GpSimd Engines in the best
 proportions (a linear program: which engine runs what share of each instruction, and
-what share of the tiles takes the fused form) and reports the busiest engine's time per
-tile, times the tiles, as a share of the DMA peak. Fill and drain (the first tile's load,
-the last one's store) come on top. Each structure is priced with whole-row instructions
-and with the four column pieces the emitter cuts store chains into (a fixed cost each).
+what share of the tiles takes the fused form or the ``bn_stats`` statistics) and reports
+the busiest engine's time per tile, times the tiles, as a share of the DMA peak. Fill and
+drain (the first tile's load, the last one's store) come on top. Each structure is priced
+with whole-row instructions and with the four column pieces the emitter cuts store chains
+into (a fixed cost each).
 Results go to ``benchmarks/results/layernorm_bound.md``.
 
     .venv/bin/python benchmarks/layernorm_bound.py [--rows 4096] [--cols 4096]
@@ -40,6 +43,8 @@ from nkigym_graph.nki_sim.timing.recorder import GPSIMD, SCALAR, VECTOR, Event
 from nkigym_graph.nki_sim.timing.schedule import compute_ns
 
 ENGINES = (VECTOR, SCALAR, GPSIMD)
+BN_STATS_FMAX = 512
+"""Elements per partition of one ``bn_stats`` at most (``nl.tile_size.bn_stats_fmax``)."""
 DMA_PEAK_BYTES_PER_NS = TRN2_TIMING.dma_queues * TRN2_TIMING.dma_queue_bytes_per_ns
 
 Item = dict[str, float]
@@ -56,8 +61,11 @@ def items(cols: int, pieces: int) -> dict[str, Item]:
     def on(inputs: int, *engines: str) -> Item:
         return {e: price(e, cols, inputs, pieces) for e in engines}
 
+    chunks = -(-cols // BN_STATS_FMAX)
+    bn_stats = chunks * price(VECTOR, min(cols, BN_STATS_FMAX), 1, 1)
     return {
         "row sum": on(1, VECTOR, SCALAR),
+        "bn_stats + bn_aggr": {VECTOR: bn_stats + price(VECTOR, 6 * chunks, 1, 1)},
         "sum of squares": on(1, SCALAR),
         "(x - mean) * rstd": on(1, VECTOR, SCALAR, GPSIMD),
         "* gamma, + beta (each)": on(2, VECTOR, GPSIMD),
@@ -146,12 +154,18 @@ def main() -> None:
     ]
     for pieces in (1, 4):
         work = items(cols, pieces)
-        stats = [work["row sum"], work["sum of squares"]]
-        plain = [*stats, work["(x - mean) * rstd"], *[work["* gamma, + beta (each)"]] * 2]
-        fused = [*stats, *[work["stt (each)"]] * 2]
+        sums = [work["row sum"], work["sum of squares"]]
+        moments = [work["bn_stats + bn_aggr"]]
+        normalise = [work["(x - mean) * rstd"], *[work["* gamma, + beta (each)"]] * 2]
+        fused = [*[work["stt (each)"]] * 2]
         for label, forms in (
-            ("plain (no scalar_tensor_tensor)", [plain]),
-            ("plain or fused, tile by tile", [plain, fused]),
+            ("plain (no scalar_tensor_tensor)", [sums + normalise]),
+            ("plain or fused, tile by tile", [sums + normalise, sums + fused]),
+            ("bn_stats statistics, plain or fused", [moments + normalise, moments + fused]),
+            (
+                "either statistics, plain or fused",
+                [sums + normalise, sums + fused, moments + normalise, moments + fused],
+            ),
         ):
             per_tile = best_ns_per_tile(forms) / 1e3
             total = per_tile * tiles

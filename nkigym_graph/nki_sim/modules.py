@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import Any
 
 from nkigym_graph.ir.targets import Target
-from nkigym_graph.nki_sim import isa_enums, isa_matmul, isa_move, isa_vector, language, values
+from nkigym_graph.nki_sim import isa_enums, isa_matmul, isa_move, isa_stats, isa_vector, language, values
 from nkigym_graph.nki_sim.buffers import BUFFERS
 from nkigym_graph.nki_sim.dtypes import NKI_DTYPES
 from nkigym_graph.nki_sim.errors import NKISimulationError
@@ -34,6 +34,8 @@ _ISA_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "scalar_tensor_tensor": isa_vector.scalar_tensor_tensor,
     "tensor_reduce": isa_vector.tensor_reduce,
     "tensor_tensor_scan": isa_vector.tensor_tensor_scan,
+    "bn_stats": isa_stats.bn_stats,
+    "bn_aggr": isa_stats.bn_aggr,
     "dma_copy": isa_move.dma_copy,
     "dma_transpose": isa_move.dma_transpose,
     "tensor_copy": isa_move.tensor_copy,

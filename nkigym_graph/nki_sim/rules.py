@@ -65,6 +65,10 @@ Vector / Scalar Engine
     ``reduce.partition_axis``  a reduction over axis 0
     ``reduce.axis``            reduction axes that are not the last contiguous free axes
     ``activation.reduce``      ``reduce_op`` other than add, or a bad ``reduce_res``
+    ``bn_stats.fmax``          ``bn_stats`` data with more than 512 elements per partition
+                               (``nl.tile_size.bn_stats_fmax``)
+    ``bn_aggr.triples``        ``bn_aggr`` data whose elements per partition are not a
+                               multiple of 3 ((count, mean, variance x count) triples)
 
 DMA
     ``dma.psum``               a DMA that reads or writes PSUM

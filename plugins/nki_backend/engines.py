@@ -48,6 +48,8 @@ FIXED_ENGINE = {
     "nisa.nc_matmul": TENSOR,
     "nisa.nc_transpose": TENSOR,
     "nisa.scalar_tensor_tensor": VECTOR,
+    "nisa.bn_stats": VECTOR,
+    "nisa.bn_aggr": VECTOR,
 }
 """The engine an instruction runs on when the backend does not choose one."""
 CHOICES = {

@@ -16,6 +16,7 @@ from .builder import KernelBuilder, KernelTypes, Lowering
 from .engines import SCALAR, VECTOR, reachable
 from .errors import NkiEmitError
 from .fusion import plan_fusions, sums_activation
+from .moments import lower_moments, plan_moments
 from .names import identifier, nki_dtype
 from .pipeline import pipelined_order
 from .schedule import allocation_points, statement_order
@@ -60,6 +61,8 @@ def lower_program(
     elif order is None:
         order = _pipelined(kb, priority)
     kb.fusions = plan_fusions(program, order, partial(_transpose_columns, kb))
+    moments = plan_moments(program, order, kb.fusions) if engine_policy != "fixed" else {}
+    done: set[int] = set()
     shared = [
         var
         for var, info in program.variables.items()
@@ -74,8 +77,16 @@ def lower_program(
             kb.close()
         stmt = program[node]
         lowering = kb.lowering(node)
-        if node in kb.fusions.absorbed:
+        if node in kb.fusions.absorbed or node in done:
             continue  # done by another statement's instruction
+        group = moments.get(node)
+        if group is not None:
+            kb.open("moments", program.describe(node), node)
+            taken = lower_moments(kb, group, program.describe(node))
+            kb.close()
+            if taken:
+                done.update(group.members)
+                continue
         kb.open(stmt.op.name, program.describe(node), node)
         lowering.lower(node, stmt, kb)
         kb.close()

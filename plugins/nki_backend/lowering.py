@@ -21,7 +21,10 @@ op                 instructions
 ``tensor_scalar``  ``nisa.tensor_scalar(dst, data, op0=nl.<f>, operand0=c)``
 ``tensor_column``  ``nisa.tensor_scalar(dst, data, op0=nl.<f>, operand0=column)``
 ``tensor_reduce``  ``nisa.tensor_reduce(dst, op=nl.<f>, data, axis=1, keepdims=True)``;
-                   a mean then divides by the count (``nisa.tensor_scalar``)
+                   a mean then divides by the count (``nisa.tensor_scalar``); a sum may be
+                   a Scalar Engine copy's ``reduce_res``, and a row's sum and squares' sum
+                   ``nisa.bn_stats`` / ``nisa.bn_aggr`` (:mod:`.moments`), where the engine
+                   model prefers them
 =================  =====================================================================
 
 ``+=`` on a load or store is a DMA with ``dst_rmw_op=nl.add``; on a Vector/Scalar Engine
@@ -36,15 +39,17 @@ from types import MappingProxyType
 from nkigym_graph.ir.literals import format_literal
 from nkigym_graph.ir.statement import Statement
 
-from .builder import KernelBuilder, Lowering
+from .builder import KernelBuilder, Lowering, elements_of
 from .coverage import covers
-from .engines import CHOICES
+from .engines import CHOICES, SCALAR, VECTOR
 from .errors import NkiEmitError
 from .ir import Arg, Hbm, Ref, const_slices, whole
 from .names import BINARY_OPS, MEAN_REDUCTIONS, REDUCE_OPS, UNARY_OPS, math_op
 from .scalar_tensor import lower_chain
 from .spread import spread_row
 
+SUM_REDUCTIONS = frozenset({"sum", "mean"})
+"""Reductions the Scalar Engine's reduce registers compute (a mean divides after)."""
 ZERO_FILL_COLUMNS = 2048
 """Free size of the zero tile used to clear outputs that stores do not fully cover."""
 
@@ -328,7 +333,10 @@ class TensorColumnLowering(TensorScalarLowering):
 
 class TensorReduceLowering(_Base):
     """Reduce the free axis into a [P, 1] tile; a mean divides the sum by the count; a
-    negation of the result, when fused (:mod:`.fusion`), is the instruction's ``negate``."""
+    negation of the result, when fused (:mod:`.fusion`), is the instruction's ``negate``.
+    A sum may instead be the row sum of a Scalar Engine copy (``nisa.activation`` with
+    ``op=nl.copy`` and ``reduce_res``, the copy itself discarded) where the engine model's
+    policy prefers that engine (:func:`.engines.EngineLoads.prefer`; never with ``fixed``)."""
 
     op_name = "tensor_reduce"
 
@@ -339,6 +347,21 @@ class TensorReduceLowering(_Base):
         negation = kb.fusions.negation_of.get(node)
         written = stmt if negation is None else kb.program[negation]
         dst, finish = kb.destination(written)
+        if negation is None and _sums_on_scalar(kb, stmt, data):
+            shape = tuple(stop - start for start, stop in stmt.operands[0].slices)
+            copy = kb.new_tile(f"{stmt.dst.var}_copy", shape, kb.types.working_code, "sbuf")
+            kb.call(
+                "nisa.activation",
+                ("dst", Ref(copy, whole(shape))),
+                ("op", "nl.copy"),
+                ("data", data),
+                ("reduce_op", "nl.add"),
+                ("reduce_res", dst),
+                ("reduce_cmd", "nisa.reduce_cmd.reset_reduce"),
+            )
+            _divide_mean(kb, stmt, dst)
+            finish()
+            return
         extra = (("negate", "True"),) if negation is not None else ()
         kb.call(
             "nisa.tensor_reduce",
@@ -351,6 +374,18 @@ class TensorReduceLowering(_Base):
         )
         _divide_mean(kb, stmt, dst)
         finish()
+
+
+def _sums_on_scalar(kb: KernelBuilder, stmt: Statement, data: Ref) -> bool:
+    """Whether a sum (or mean) reduction of ``data`` goes to the Scalar Engine (its data
+    not in PSUM, which the copy would only move). A planned kernel keeps the plan's
+    instructions, which the cost model times (``nkigym_graph.cost.kernel_timing``)."""
+    if stmt.attr("op") not in SUM_REDUCTIONS or kb.engines.policy == "fixed" or kb.planned:
+        return False
+    if kb.is_psum(data):
+        return False
+    engine = kb.engines.prefer((VECTOR, SCALAR), elements_of(data), 1, [id(data.base)])
+    return engine == SCALAR
 
 
 def _divide_mean(kb: KernelBuilder, stmt: Statement, total: Ref) -> None:

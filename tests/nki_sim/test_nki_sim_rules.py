@@ -258,6 +258,26 @@ CASES: list[tuple[str, str, str]] = [
                         reduce_res=r, reduce_cmd=nisa.reduce_cmd.reset_reduce)
     """,
     ),
+    (
+        "bn_stats.fmax",
+        "nisa.bn_stats",
+        """
+        st = nl.ndarray((128, 6), nl.float32, buffer=nl.sbuf)
+        c = nl.ndarray((128, 513), nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=c, value=1.0)
+        nisa.bn_stats(dst=st, data=c)  # BAD
+    """,
+    ),
+    (
+        "bn_aggr.triples",
+        "nisa.bn_aggr",
+        """
+        mv = nl.ndarray((128, 2), nl.float32, buffer=nl.sbuf)
+        st = nl.ndarray((128, 8), nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=st, value=1.0)
+        nisa.bn_aggr(dst=mv, data=st)  # BAD
+    """,
+    ),
     # DMA
     ("dma.psum", "nisa.dma_copy", "nisa.dma_copy(dst=out, src=p)  # BAD"),
     ("dma.shape", "nisa.dma_copy", "nisa.dma_copy(dst=out[:, 0:256], src=s)  # BAD"),
