@@ -39,12 +39,14 @@ from nkigym_graph.ir.statement import Operand, Statement, make_attrs
 from nkigym_graph.tiling.combine import ACCUMULATE, combine_rule
 from nkigym_graph.tiling.dimensions import Dimension, DimensionAnalysis
 from nkigym_graph.tiling.errors import StatementLimitError
+from nkigym_graph.ir.ops.select import ALL, NONE
+from nkigym_graph.tiling.masking import Filled, Tile, fold_identity, operand
 from nkigym_graph.tiling.online import find_online_groups, online_functions
 from nkigym_graph.tiling.trace import Call, TracedTensor
 
-TileFn = Callable[[int, int], Operand]
+TileFn = Callable[[int, int], Tile]
 """Emits the statements computing tile ``(i0, i1)`` of a tensor; returns the operand
-that reads that tile whole."""
+that reads that tile whole, or a ``Filled`` tile (:mod:`.masking`: not computed)."""
 
 Table = list[list[Slices]]
 Source = str | Call
@@ -93,7 +95,7 @@ class _Emitter:
         self.next_name = names.__next__
         self.slices: dict[Slices, Slices] = {}
         """Interned slice tuples: equal slices share one object."""
-        self.memo: dict[Key, Operand] = {}
+        self.memo: dict[Key, Tile] = {}
         self.scopes: list[list[Key]] = []
         self.functions: dict[Source, TileFn] = {}
         uses: dict[Source, int] = {}
@@ -128,7 +130,7 @@ class _Emitter:
         for i0, row in enumerate(regions):
             for i1, region in enumerate(row):
                 scopes.append([])
-                tile = root(i0, i1)
+                tile = operand(root(i0, i1))
                 append(_new(Statement, (STORE, (tile, region), (), False)))
                 self._close_scope()
                 if len(stmts) > bound:
@@ -164,9 +166,9 @@ class _Emitter:
         self.functions[source] = fn
 
     def _kept(self, source: Source, fn: TileFn) -> TileFn:
-        memo: dict[tuple[int, int], Operand] = {}
+        memo: dict[tuple[int, int], Tile] = {}
 
-        def tile(i0: int, i1: int) -> Operand:
+        def tile(i0: int, i1: int) -> Tile:
             found = memo.get((i0, i1))
             if found is None:
                 found = memo[(i0, i1)] = fn(i0, i1)
@@ -177,7 +179,7 @@ class _Emitter:
     def _memoized(self, source: Source, fn: TileFn) -> TileFn:
         memo, scopes = self.memo, self.scopes
 
-        def tile(i0: int, i1: int) -> Operand:
+        def tile(i0: int, i1: int) -> Tile:
             k = (source, i0, i1)
             found = memo.get(k)
             if found is None:
@@ -200,9 +202,39 @@ class _Emitter:
 
         return load
 
+    def _mask_fn(self, call: Call) -> TileFn:
+        """A tile function for a mask by position (``affine_select``): no statement for a
+        tile it keeps whole, a ``Filled`` tile for one it masks whole (:mod:`.masking`),
+        else the mask with the predicate offset to the tile."""
+        op, attrs = call.op, call.attrs
+        (source,) = (self._fn(tensor) for tensor in call.inputs)
+        d0, d1 = self._dims_of(call.out_axes)
+        whole = self._whole(d0, d1)
+        fill = float(op.attr_values(attrs)["fill"])
+        append, next_name = self.statements.append, self.next_name
+
+        def mask(i0: int, i1: int) -> Tile:
+            rows, cols = d0.tiles[i0], d1.tiles[i1]
+            kept = op.coverage(attrs, rows, cols)  # type: ignore[attr-defined]
+            if kept == ALL:
+                return source(i0, i1)
+
+            def emit() -> Operand:
+                data = operand(source(i0, i1))
+                dst = _new(Operand, (next_name(), whole[i0][i1]))
+                tiled = op.tile_attrs(attrs, rows[0], cols[0])  # type: ignore[attr-defined]
+                append(_new(Statement, (op, (data, dst), tiled, False)))
+                return dst
+
+            return Filled(fill, emit) if kept == NONE else emit()
+
+        return mask
+
     def _call_fn(self, call: Call) -> TileFn:
         """A tile function for ``call``; indexes are its result dims', then reduced dims'."""
         op, attrs = call.op, call.attrs
+        if hasattr(op, "coverage"):
+            return self._mask_fn(call)
         write = len(op.operand_names) - 1
         if op.write_positions != (write,) or op.read_positions != tuple(range(write)):
             raise TilingError(
@@ -231,11 +263,20 @@ class _Emitter:
         if not reduced:
             tail = (0,) if spread else ()
 
-            def compute(i0: int, i1: int) -> Operand:
-                args = reads((i0, i1, *tail))
-                dst = _new(Operand, (next_name(), whole[i0][i1]))
-                append(_new(Statement, (op, (*args, dst), attrs, False)))
-                return dst
+            def compute(i0: int, i1: int) -> Tile:
+                tiles = reads((i0, i1, *tail))
+
+                def emit() -> Operand:
+                    dst = _new(Operand, (next_name(), whole[i0][i1]))
+                    append(_new(Statement, (op, (*map(operand, tiles), dst), attrs, False)))
+                    return dst
+
+                for position, tile in enumerate(tiles):
+                    if isinstance(tile, Filled):
+                        known = op.constant_result(attrs, position, tile.value)
+                        if known is not None:
+                            return Filled(known, emit)
+                return emit()
 
             return compute
 
@@ -243,33 +284,48 @@ class _Emitter:
         fold, fold_attrs = rule.op, rule.attrs
         finish = rule.finish(prod(sizes))
         attrs = rule.partial if rule.partial is not None else attrs
-        chunks = product(*map(range, reduced), *([range(1)] if spread else []))
-        first, *rest = chunks
+        chunks = list(product(*map(range, reduced), *([range(1)] if spread else [])))
         scopes, close = self.scopes, self._close_scope
         scoped = bool(self.shared)
+        identity = fold_identity(None if fold is None else dict(fold_attrs).get("op"))
 
-        def reduce(i0: int, i1: int) -> Operand:
-            if scoped:
-                scopes.append([])
+        def partial(idx: tuple[int, ...], skip: bool) -> tuple[Operand, ...] | None:
+            """The chunk's operands, or None (with ``skip``) when one is a ``Filled``
+            tile that makes the partial result the fold's identity (the others unread)."""
+            tiles = []
+            for position, (fn, a, b) in enumerate(inputs):
+                tile = fn(idx[a], idx[b])
+                if skip and isinstance(tile, Filled) and identity is not None:
+                    if op.constant_result(attrs, position, tile.value) == identity:
+                        return None
+                tiles.append(tile)
+            return tuple(map(operand, tiles))
+
+        def reduce(i0: int, i1: int, skip: bool = True) -> Tile:
             slices = whole[i0][i1]
-            args = reads((i0, i1, *first))
-            acc = _new(Operand, (next_name(), slices))
-            append(_new(Statement, (op, (*args, acc), attrs, False)))
-            for chunk in rest:
+            acc: Operand | None = None
+            for chunk in chunks:
+                if scoped:
+                    scopes.append([])
+                args = partial((i0, i1, *chunk), skip)
                 if scoped:
                     close()
-                    scopes.append([])
-                args = reads((i0, i1, *chunk))
-                if fold is None:
-                    append(_new(Statement, (op, (*args, acc), attrs, True)))
+                if args is None:
                     continue
-                part = _new(Operand, (next_name(), slices))
-                append(_new(Statement, (op, (*args, part), attrs, False)))
-                folded = _new(Operand, (next_name(), slices))
-                append(_new(Statement, (fold, (acc, part, folded), fold_attrs, False)))
-                acc = folded
-            if scoped:
-                close()
+                if acc is None:
+                    acc = _new(Operand, (next_name(), slices))
+                    append(_new(Statement, (op, (*args, acc), attrs, False)))
+                elif fold is None:
+                    append(_new(Statement, (op, (*args, acc), attrs, True)))
+                else:
+                    part = _new(Operand, (next_name(), slices))
+                    append(_new(Statement, (op, (*args, part), attrs, False)))
+                    folded = _new(Operand, (next_name(), slices))
+                    append(_new(Statement, (fold, (acc, part, folded), fold_attrs, False)))
+                    acc = folded
+            if acc is None:  # every chunk skipped: the identity, computed if asked for
+                assert identity is not None
+                return Filled(identity, lambda: operand(reduce(i0, i1, skip=False)))
             if finish is not None:
                 done = _new(Operand, (next_name(), slices))
                 append(_new(Statement, (finish[0], (acc, done), finish[1], False)))

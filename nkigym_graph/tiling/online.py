@@ -19,7 +19,9 @@ one tile is exact and each chunk is read once::
     c_j = exp(a m_{j-1} - a m_j)           l_j = l_{j-1} * c_j + sum(e_j)
                                            o_j = o_{j-1} * c_j + e_j^T v_j
 
-with ``m``, ``l`` and ``o`` the last ones. Anything else reading the exponentials (a
+with ``m``, ``l`` and ``o`` the last ones. A chunk masked whole (a ``Filled`` tile of
+``-inf``, :mod:`.masking`: causal attention above the diagonal) adds nothing to any of
+them, so the pass skips it, and a step of such chunks altogether (no rescale). Anything else reading the exponentials (a
 softmax's output ``e / l``) reads them computed from the final maximum, as before.
 
 A step ``j`` covers as many tiles of the row as one matmul result holds (``nc_matmul``'s
@@ -42,6 +44,7 @@ from nkigym_graph.ir.ops import (
 )
 from nkigym_graph.ir.ops.base import Op
 from nkigym_graph.ir.statement import Attrs, Operand, Statement, make_attrs
+from nkigym_graph.tiling.masking import Filled, Tile, operand
 from nkigym_graph.tiling.trace import Call
 
 if TYPE_CHECKING:
@@ -162,7 +165,7 @@ class _OnlinePass:
         self.exp_attrs = group.exponent.attrs
 
     def reader(self, call: Call) -> TileFn:
-        def tile(i0: int, i1: int) -> Operand:
+        def tile(i0: int, i1: int) -> Tile:
             if i0 not in self.done:
                 self.run(i0)
             return self.results[(call, i0, i1)]
@@ -183,8 +186,13 @@ class _OnlinePass:
         maximum: Operand | None = None
         sums: dict[Call, Operand] = {}
         products: dict[tuple[Call, int], Operand] = {}
-        for step in self.steps:
-            rows = [functions[self.row.source](i0, j) for j in step]
+        chunks = [[(j, functions[self.row.source](i0, j)) for j in step] for step in self.steps]
+        kept = [[(j, x) for j, x in step if not self._adds_nothing(x)] for step in chunks]
+        if not any(kept):  # nothing but masked chunks: computed as they are
+            kept = [[(j, operand(x)) for j, x in step] for step in chunks]
+        for taken in filter(None, kept):
+            step = [j for j, _ in taken]
+            rows = [operand(x) for _, x in taken]
             step_max: Operand | None = None
             for x in rows:
                 part = emit(TENSOR_REDUCE, (x,), group.maximum.attrs, column)
@@ -217,7 +225,9 @@ class _OnlinePass:
                     out = self._out(product)
                     for dt in range(len(out[i0])):
                         key = (product, dt)
-                        products[key] = self._add(product, (t, v_fn(j, dt)), out[i0][dt], products.get(key))
+                        products[key] = self._add(
+                            product, (t, operand(v_fn(j, dt))), out[i0][dt], products.get(key)
+                        )
         assert maximum is not None
         self.results[(group.maximum, i0, 0)] = maximum
         for call, value in sums.items():
@@ -225,6 +235,16 @@ class _OnlinePass:
         for (call, dt), value in products.items():
             self.results[(call, i0, dt)] = value
         self.done.add(i0)
+
+    def _adds_nothing(self, tile: Tile) -> bool:
+        """Whether a chunk is ``Filled`` with a value that neither raises the maximum nor
+        adds to the sums (its exponential is 0)."""
+        if not isinstance(tile, Filled):
+            return False
+        group = self.group
+        peak = group.maximum.op.constant_result(group.maximum.attrs, 0, tile.value)
+        term = group.exponent.op.constant_result(group.exponent.attrs, 0, tile.value)
+        return peak == float("-inf") and term == 0.0
 
     def _rescaled(self, total: Operand, rescale: Operand, slices: tuple) -> Operand:
         """The running total multiplied by the step's rescale (a new tile)."""

@@ -22,6 +22,7 @@ op                 instructions
 ``tensor_column``  ``nisa.tensor_scalar(dst, data, op0=nl.<f>, operand0=column)``
 ``tensor_reduce``  ``nisa.tensor_reduce(dst, op=nl.<f>, data, axis=1, keepdims=True)``;
                    a mean then divides by the count (``nisa.tensor_scalar``)
+``affine_select``  ``nisa.affine_select`` on the GpSimd Engine (:mod:`.select`)
 =================  =====================================================================
 
 ``+=`` on a load or store is a DMA with ``dst_rmw_op=nl.add``; on a Vector/Scalar Engine
@@ -43,6 +44,7 @@ from .errors import NkiEmitError
 from .ir import Arg, Hbm, Ref, const_slices, whole
 from .names import BINARY_OPS, MEAN_REDUCTIONS, REDUCE_OPS, UNARY_OPS, math_op
 from .scalar_tensor import lower_chain
+from .select import AffineSelectLowering
 from .spread import spread_row
 
 ZERO_FILL_COLUMNS = 2048
@@ -379,6 +381,7 @@ LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
             TensorScalarLowering(),
             TensorColumnLowering(),
             TensorReduceLowering(),
+            AffineSelectLowering(),
         )
     }
 )

@@ -1,0 +1,66 @@
+"""Masked tiles: what tiling does not compute.
+
+A mask (``affine_select``) decides per tile from the tile's position
+(``AffineSelectOp.coverage``): a tile it keeps whole needs no mask statement (its
+readers read the unmasked tile), a tile it masks whole is a ``Filled`` tile -- every
+element the fill value, nothing computed, not even the tile it masks. A ``Filled``
+input propagates through the statements reading it wherever the op says the result is
+constant whatever its other operands hold (``Op.constant_result``: ``exp(-inf * s + b)``
+is 0, a transpose of zeros is zeros, a matmul with a zero operand is zero, the maximum
+of ``-inf`` s is ``-inf``), and a reduction skips a chunk whose partial result is the
+identity of its fold (0 for sums and matmul accumulation, ``-inf`` for a maximum). So
+causal attention tiled computes no score, exponential or ``P @ V`` product above the
+diagonal::
+
+    s = affine_select(nc_matmul(q_t, k_t))          # key tile j > query tile i: Filled(-inf)
+    m = tensor_reduce(s, op="max")                  # that chunk's partial max -inf: skipped
+    e = activation(s, op="exp", bias=-m)            # Filled(0)
+    o = nc_matmul(nc_transpose(e), v)               # lhs Filled(0): the K chunk is skipped
+
+Whatever needs a ``Filled`` tile's elements (a store, an op without a constant result)
+asks for them (``materialise``): the statements are then emitted as without the mask's
+help. The result is exactly what the untiled function computes: skipped terms add 0 or
+take a maximum with ``-inf``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from nkigym_graph.ir.statement import Operand
+
+
+class Filled:
+    """A tile every element of which is ``value``; ``materialise()`` emits (once) the
+    statements computing it and returns the operand reading it."""
+
+    __slots__ = ("_emit", "_operand", "value")
+
+    def __init__(self, value: float, emit: Callable[[], Operand]) -> None:
+        self.value = value
+        self._emit = emit
+        self._operand: Operand | None = None
+
+    def materialise(self) -> Operand:
+        """The tile computed (its statements emitted the first time)."""
+        if self._operand is None:
+            self._operand = self._emit()
+        return self._operand
+
+    def __repr__(self) -> str:
+        return f"Filled({self.value})"
+
+
+Tile = Operand | Filled
+"""What a tile function returns: the operand reading the tile, or a known constant tile."""
+
+
+def operand(tile: Tile) -> Operand:
+    """``tile`` as an operand (a ``Filled`` tile materialised)."""
+    return tile.materialise() if isinstance(tile, Filled) else tile
+
+
+def fold_identity(fold_op: str | None) -> float | None:
+    """The partial result a fold ignores: 0 for ``+=`` (``fold_op`` None), ``-inf`` for
+    a ``maximum`` fold, ``inf`` for ``minimum``; None for anything else."""
+    return {None: 0.0, "maximum": float("-inf"), "minimum": float("inf")}.get(fold_op)
