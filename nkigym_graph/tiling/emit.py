@@ -40,7 +40,7 @@ from nkigym_graph.tiling.combine import ACCUMULATE, combine_rule
 from nkigym_graph.tiling.dimensions import Dimension, DimensionAnalysis
 from nkigym_graph.tiling.errors import StatementLimitError
 from nkigym_graph.ir.ops.select import ALL, NONE
-from nkigym_graph.tiling.masking import Filled, Tile, fold_identity, operand
+from nkigym_graph.tiling.masking import Filled, Tile, constant_of, fold_identity, operand
 from nkigym_graph.tiling.online import find_online_groups, online_functions
 from nkigym_graph.tiling.trace import Call, TracedTensor
 
@@ -271,12 +271,8 @@ class _Emitter:
                     append(_new(Statement, (op, (*map(operand, tiles), dst), attrs, False)))
                     return dst
 
-                for position, tile in enumerate(tiles):
-                    if isinstance(tile, Filled):
-                        known = op.constant_result(attrs, position, tile.value)
-                        if known is not None:
-                            return Filled(known, emit)
-                return emit()
+                known = constant_of(op, attrs, tiles)
+                return emit() if known is None else Filled(known, emit)
 
             return compute
 
@@ -290,15 +286,14 @@ class _Emitter:
         identity = fold_identity(None if fold is None else dict(fold_attrs).get("op"))
 
         def partial(idx: tuple[int, ...], skip: bool) -> tuple[Operand, ...] | None:
-            """The chunk's operands, or None (with ``skip``) when one is a ``Filled``
-            tile that makes the partial result the fold's identity (the others unread)."""
-            tiles = []
-            for position, (fn, a, b) in enumerate(inputs):
-                tile = fn(idx[a], idx[b])
-                if skip and isinstance(tile, Filled) and identity is not None:
-                    if op.constant_result(attrs, position, tile.value) == identity:
+            """The chunk's operands, or None (with ``skip``) when a ``Filled`` one makes
+            the partial result the fold's identity (the operands after it unread)."""
+            tiles: list[Tile] = []
+            for fn, a, b in inputs:
+                tiles.append(fn(idx[a], idx[b]))
+                if skip and identity is not None and isinstance(tiles[-1], Filled):
+                    if constant_of(op, attrs, tiles) == identity:
                         return None
-                tiles.append(tile)
             return tuple(map(operand, tiles))
 
         def reduce(i0: int, i1: int, skip: bool = True) -> Tile:

@@ -25,9 +25,11 @@ take a maximum with ``-inf``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 
-from nkigym_graph.ir.statement import Operand
+from nkigym_graph.ir.ops.base import Op
+from nkigym_graph.ir.statement import Attrs, Operand
 
 
 class Filled:
@@ -58,6 +60,22 @@ Tile = Operand | Filled
 def operand(tile: Tile) -> Operand:
     """``tile`` as an operand (a ``Filled`` tile materialised)."""
     return tile.materialise() if isinstance(tile, Filled) else tile
+
+
+def constant_of(op: Op, attrs: Attrs, tiles: Sequence[Tile]) -> float | None:
+    """The value of every element of ``op``'s result on ``tiles`` when a ``Filled`` one
+    decides it (``Op.constant_result``) and every other tile is computed or ``Filled``
+    with a finite value (``constant_result`` holds for finite other operands only:
+    ``exp(-inf + inf)`` is nan, not 0); else None."""
+    for position, tile in enumerate(tiles):
+        if not isinstance(tile, Filled):
+            continue
+        others = (t for i, t in enumerate(tiles) if i != position)
+        if all(not isinstance(t, Filled) or math.isfinite(t.value) for t in others):
+            known = op.constant_result(attrs, position, tile.value)
+            if known is not None:
+                return known
+    return None
 
 
 def fold_identity(fold_op: str | None) -> float | None:

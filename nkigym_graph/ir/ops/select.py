@@ -71,6 +71,12 @@ class AffineSelectOp(Op):
     engine = "gpsimd"
     on_chip_positions = (0, 1)
 
+    def canonical_attrs(self, attrs: Attrs) -> Attrs:
+        """Without the attributes equal to their defaults (``cmp`` too, a name)."""
+        return tuple(
+            (k, v) for k, v in super().canonical_attrs(attrs) if not (k == "cmp" and v == self.attr_defaults[k])
+        )
+
     def check_attrs(self, attrs: Attrs) -> str | None:
         problem = super().check_attrs(attrs)
         if problem is not None:
