@@ -96,7 +96,9 @@ def row(label: str, outcome: Outcome, seconds: float) -> str:
     if needed is not None:
         flops = needed(outcome.shapes)
         peak = prof.peak_tflops * 1e12
-        figure = f"**{flops / (prof.total_ns * 1e-9) / peak:.1%} MFU** (needed FLOPs; executed {prof.mfu:.1%})"
+        figure = (
+            f"**{flops / (prof.total_ns * 1e-9) / peak:.1%} MFU** (needed FLOPs; executed {prof.mfu:.1%})"
+        )
         modeled = f"{flops / outcome.modeled.seconds / peak:.1%} MFU (needed FLOPs)"
     elif workload.yardstick == "mfu":
         figure = f"**{prof.mfu:.1%} MFU**"

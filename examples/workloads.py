@@ -340,7 +340,17 @@ def run_workload(workload: Workload, out: Any, small: bool = False, online: bool
 
     modeled = nkigym.estimate(chosen)
     outcome = Outcome(
-        workload.name, shapes, dtype, len(chosen), label, profile, error, [], float("nan"), candidates, modeled
+        workload.name,
+        shapes,
+        dtype,
+        len(chosen),
+        label,
+        profile,
+        error,
+        [],
+        float("nan"),
+        candidates,
+        modeled,
     )
     if workload.buda is None:
         return outcome

@@ -91,7 +91,9 @@ def test_buda_refuses_the_causal_mask_naming_why() -> None:
     workload = WORKLOADS["causal_attention"]
     shapes = {"q_t": (64, 96), "k_t": (64, 128), "v": (128, 64)}
     program = ng.saturate(ng.tile(workload.func, shapes, target="wormhole_b0"))
-    with pytest.raises(ng.NkigymError, match="affine_select.*no Buda op computes a value from an element's position"):
+    with pytest.raises(
+        ng.NkigymError, match=r"affine_select.*no Buda op computes a value from an element's position"
+    ):
         ng.emit_artifact(program, backend="buda", arch="wormhole_b0")
 
 

@@ -48,6 +48,8 @@ def _parameters(func: object) -> str:
             parts.append(p.name)
         else:
             parts.append(
-                f'{p.name}="{p.default}"' if isinstance(p.default, str) else f"{p.name}={format_literal(p.default)}"
+                f'{p.name}="{p.default}"'
+                if isinstance(p.default, str)
+                else f"{p.name}={format_literal(p.default)}"
             )
     return ", ".join(parts)

@@ -87,7 +87,9 @@ def iota(dst: Any, pattern: Any, offset: Any, channel_multiplier: Any = 0, name:
     uses(out)
     partitions, elements = layout(out)
     pairs = _pattern(pattern, elements, "pattern")
-    values = affine_values(partitions, pairs, _integer(offset, "offset"), _integer(channel_multiplier, "channel_multiplier"))
+    values = affine_values(
+        partitions, pairs, _integer(offset, "offset"), _integer(channel_multiplier, "channel_multiplier")
+    )
     write(out, values)
 
 
@@ -113,9 +115,10 @@ def affine_select(
     compare = op_arg(cmp_op if cmp_op is not None else MATH_OPS["equal"], "cmp_op", binary=True)
     if compare.name not in _COMPARISONS:
         fail("op.invalid", f"cmp_op must be a comparison ({', '.join(_COMPARISONS)}), got {compare!r}")
-    values = affine_values(partitions, pairs, _integer(offset, "offset"), _integer(channel_multiplier, "channel_multiplier"))
+    values = affine_values(
+        partitions, pairs, _integer(offset, "offset"), _integer(channel_multiplier, "channel_multiplier")
+    )
     assert compare.binary is not None
-    keep = np.asarray(compare.binary(values, np.int64(0))).astype(bool)
+    keep = np.asarray(compare.binary(values, np.zeros((), dtype=np.int64))).astype(bool)
     fill = np.float32(on_false_value)
     write(out, np.where(keep, as_f32(data).reshape(partitions, elements), fill))
-

@@ -66,6 +66,12 @@ Vector / Scalar Engine
     ``reduce.axis``            reduction axes that are not the last contiguous free axes
     ``activation.reduce``      ``reduce_op`` other than add, or a bad ``reduce_res``
 
+GpSimd Engine (``iota``, ``affine_select``)
+    ``affine.pattern``         an access pattern that is not 1 to 4 ``[step, num]`` pairs of
+                               ints, or whose counts do not multiply to the tile's elements
+    ``affine.operand``         an offset, channel multiplier or step that is not an int, or a
+                               fill value (``on_false_value``) that is not a number
+
 DMA
     ``dma.psum``               a DMA that reads or writes PSUM
     ``dma.shape``              DMA source and destination shapes differ

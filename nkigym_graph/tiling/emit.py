@@ -34,12 +34,12 @@ from math import prod
 
 from nkigym_graph.errors import TilingError
 from nkigym_graph.ir.ops import ALLOC, BROADCAST, LOAD, STORE
+from nkigym_graph.ir.ops.select import ALL, NONE
 from nkigym_graph.ir.slices import Range, Slices
 from nkigym_graph.ir.statement import Operand, Statement, make_attrs
 from nkigym_graph.tiling.combine import ACCUMULATE, combine_rule
 from nkigym_graph.tiling.dimensions import Dimension, DimensionAnalysis
 from nkigym_graph.tiling.errors import StatementLimitError
-from nkigym_graph.ir.ops.select import ALL, NONE
 from nkigym_graph.tiling.masking import Filled, Tile, constant_of, fold_identity, operand
 from nkigym_graph.tiling.online import find_online_groups, online_functions
 from nkigym_graph.tiling.trace import Call, TracedTensor
@@ -291,9 +291,9 @@ class _Emitter:
             tiles: list[Tile] = []
             for fn, a, b in inputs:
                 tiles.append(fn(idx[a], idx[b]))
-                if skip and identity is not None and isinstance(tiles[-1], Filled):
-                    if constant_of(op, attrs, tiles) == identity:
-                        return None
+                filled = skip and identity is not None and isinstance(tiles[-1], Filled)
+                if filled and constant_of(op, attrs, tiles) == identity:
+                    return None
             return tuple(map(operand, tiles))
 
         def reduce(i0: int, i1: int, skip: bool = True) -> Tile:
@@ -349,7 +349,7 @@ def kept_sources(calls: Collection[Call]) -> set[Source]:
     return kept
 
 
-def _reader(inputs: list[tuple[TileFn, int, int]]) -> Callable[[tuple[int, ...]], tuple[Operand, ...]]:
+def _reader(inputs: list[tuple[TileFn, int, int]]) -> Callable[[tuple[int, ...]], tuple[Tile, ...]]:
     """``reads(idx)``: emit every input's tile (its dims picked from ``idx``), in order."""
     if len(inputs) == 1:
         ((fa, a0, a1),) = inputs

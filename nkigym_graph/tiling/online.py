@@ -19,10 +19,11 @@ one tile is exact and each chunk is read once::
     c_j = exp(a m_{j-1} - a m_j)           l_j = l_{j-1} * c_j + sum(e_j)
                                            o_j = o_{j-1} * c_j + e_j^T v_j
 
-with ``m``, ``l`` and ``o`` the last ones. A chunk masked whole (a ``Filled`` tile of
-``-inf``, :mod:`.masking`: causal attention above the diagonal) adds nothing to any of
-them, so the pass skips it, and a step of such chunks altogether (no rescale). Anything else reading the exponentials (a
-softmax's output ``e / l``) reads them computed from the final maximum, as before.
+with ``m``, ``l`` and ``o`` the last ones. Anything else reading the exponentials (a
+softmax's output ``e / l``) reads them computed from the final maximum, as before. A
+chunk masked whole (a ``Filled`` tile of ``-inf``, :mod:`.masking`: causal attention
+above the diagonal) adds nothing to any of them, so the pass skips it, and a step of
+such chunks altogether (no rescale).
 
 A step ``j`` covers as many tiles of the row as one matmul result holds (``nc_matmul``'s
 ``N`` limit on the target, 512 columns on Trn2), so the sums are rescaled once per

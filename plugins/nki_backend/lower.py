@@ -147,7 +147,7 @@ def _engines_of(kb: KernelBuilder, stmt: Statement) -> tuple[str, ...]:
     operands the lowering copies to SBUF first do not count)."""
     lowering = kb.lowerings.get(stmt.op.name)
     engines = getattr(lowering, "engines", ()) or (stmt.op.engine,)
-    copied = getattr(lowering, "sbuf_operands", frozenset())
+    copied: frozenset[int] = getattr(lowering, "sbuf_operands", frozenset())
     psum = any(kb.in_psum(o.var) for p, o in enumerate(stmt.operands) if p not in copied)
     return tuple(reachable(engines, psum))
 

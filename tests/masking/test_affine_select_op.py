@@ -26,7 +26,9 @@ masks = st.fixed_dictionaries(
 )
 
 
-def _reference(x: np.ndarray, offset: int, channel_multiplier: int, step: int, cmp: str, fill: float) -> np.ndarray:
+def _reference(
+    x: np.ndarray, offset: int, channel_multiplier: int, step: int, cmp: str, fill: float
+) -> np.ndarray:
     """Element by element, as the NKI reference's pseudo code states it."""
     out = np.empty_like(x)
     for i in range(x.shape[0]):
@@ -46,8 +48,12 @@ def test_default_is_the_causal_mask() -> None:
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(rows=st.integers(1, 9), cols=st.integers(1, 11), mask=masks, fill=st.sampled_from([-np.inf, -1e4, 0.0]))
-def test_semantics_equal_the_element_by_element_reference(rows: int, cols: int, mask: dict, fill: float) -> None:
+@given(
+    rows=st.integers(1, 9), cols=st.integers(1, 11), mask=masks, fill=st.sampled_from([-np.inf, -1e4, 0.0])
+)
+def test_semantics_equal_the_element_by_element_reference(
+    rows: int, cols: int, mask: dict, fill: float
+) -> None:
     x = np.random.default_rng(rows * 100 + cols).standard_normal((rows, cols))
     got = nkigym.affine_select(x, fill=fill, **mask)
     np.testing.assert_array_equal(got, _reference(x, fill=fill, **mask))

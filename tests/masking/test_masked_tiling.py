@@ -58,7 +58,9 @@ def _shapes(arrays: dict[str, np.ndarray]) -> dict[str, tuple[int, ...]]:
     online=st.booleans(),
     seed=st.integers(0, 9),
 )
-def test_causal_attention_tiles_to_numpy(d: int, queries: int, keys: int, offset: int, online: bool, seed: int) -> None:
+def test_causal_attention_tiles_to_numpy(
+    d: int, queries: int, keys: int, offset: int, online: bool, seed: int
+) -> None:
     arrays = _inputs(d, queries, keys, seed)
     program = nkigym.tile(causal_attention(offset), _shapes(arrays), dtype="float64", online=online)
     got = nkigym.interpret(program, **arrays)
@@ -126,7 +128,12 @@ def test_a_finite_fill_is_not_skipped_through_the_exponential() -> None:
 
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
 @settings(max_examples=15, deadline=None, derandomize=True)
-@given(queries=st.integers(1, 400), keys=st.integers(1, 400), offset=st.integers(-100, 100), seed=st.integers(0, 9))
+@given(
+    queries=st.integers(1, 400),
+    keys=st.integers(1, 400),
+    offset=st.integers(-100, 100),
+    seed=st.integers(0, 9),
+)
 def test_saturated_causal_attention_equals_numpy(queries: int, keys: int, offset: int, seed: int) -> None:
     arrays = _inputs(16, queries, keys, seed)
     program = nkigym.saturate(nkigym.tile(causal_attention(offset), _shapes(arrays), dtype="float64"))

@@ -12,8 +12,8 @@ from nkigym_graph.ir.ops.elementwise import (
 from nkigym_graph.ir.ops.matmul import NC_MATMUL
 from nkigym_graph.ir.ops.memory import ALLOC, LOAD, STORE
 from nkigym_graph.ir.ops.reduce import TENSOR_REDUCE
-from nkigym_graph.ir.ops.select import AFFINE_SELECT
 from nkigym_graph.ir.ops.registry import all_ops, get_op, ops_printed_as, register_op
+from nkigym_graph.ir.ops.select import AFFINE_SELECT
 from nkigym_graph.ir.ops.transpose import NC_TRANSPOSE
 
 for _op in (
@@ -35,8 +35,8 @@ for _op in (
 
 __all__ = [
     "ACTIVATION",
-    "AFFINE_SELECT",
     "ACTIVATION_BIAS",
+    "AFFINE_SELECT",
     "ALLOC",
     "BROADCAST",
     "LOAD",

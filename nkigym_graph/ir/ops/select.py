@@ -74,7 +74,9 @@ class AffineSelectOp(Op):
     def canonical_attrs(self, attrs: Attrs) -> Attrs:
         """Without the attributes equal to their defaults (``cmp`` too, a name)."""
         return tuple(
-            (k, v) for k, v in super().canonical_attrs(attrs) if not (k == "cmp" and v == self.attr_defaults[k])
+            (k, v)
+            for k, v in super().canonical_attrs(attrs)
+            if not (k == "cmp" and v == self.attr_defaults[k])
         )
 
     def check_attrs(self, attrs: Attrs) -> str | None:
@@ -121,7 +123,9 @@ class AffineSelectOp(Op):
         """``ALL``, ``NONE`` or ``SOME``: which elements of the region ``rows`` x ``cols``
         (ranges, stop excluded) the mask ``attrs`` keeps (decided at the region's corners)."""
         values = self.attr_values(attrs)
-        corners = [self.predicate(values, r, c) for r in (rows[0], rows[1] - 1) for c in (cols[0], cols[1] - 1)]
+        corners = [
+            self.predicate(values, r, c) for r in (rows[0], rows[1] - 1) for c in (cols[0], cols[1] - 1)
+        ]
         return ALL if all(corners) else NONE if not any(corners) else SOME
 
 
