@@ -98,6 +98,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         TracedTensor,
         TracingError,
         activation,
+        affine_select,
         nc_matmul,
         nc_transpose,
         tensor_reduce,
