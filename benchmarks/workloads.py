@@ -2,11 +2,12 @@
 kernel, next to the predecessor's published hardware figures.
 
 For each workload of ``examples/workloads.py`` (softmax, layer norm, RMS norm, RMS norm +
-matmul, MLP with gelu, attention two-pass and online): tile, greedy search, saturate
-(and for a workload marked ``schedule``, RMS norm + matmul, the ``schedule`` strategy's
-search of kernel schedules), emit each as an NKI kernel (``reorder=True``: engine choice
-and list-scheduled order), keep the fastest by ``nki_sim.profile`` (the calibrated
-timing model: *profiled*, not measured), check it against numpy, and record
+matmul, MLP with gelu, attention and causal attention, each two-pass and online): tile,
+greedy search, saturate (and for a workload marked ``schedule``, RMS norm + matmul,
+the ``schedule`` strategy's search of kernel schedules), emit each as an NKI kernel
+(``reorder=True``: engine choice and list-scheduled order), keep the fastest by
+``nki_sim.profile`` (the calibrated timing model: *profiled*, not measured), check it
+against numpy, and record
 
 - matmul workloads: profiled MFU (matmul FLOPs over the run at the dtype's peak); for
   causal attention, the FLOPs it needs (``Q K^T`` and ``P V`` over the keys each query

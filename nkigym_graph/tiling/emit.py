@@ -21,6 +21,11 @@ except those a value read through a broadcast operand (a row statistic ``[P, 1]`
 ``[1, F]`` row) is computed from: those too are loaded once. A broadcast operand's
 size-1 dimension always reads tile 0.
 
+A mask by position (``affine_select``) emits no statement for a tile it keeps whole
+and nothing at all for a tile it masks whole: that tile is ``Filled`` (:mod:`.masking`),
+and the statements reading it are skipped wherever its value decides theirs (a reduction
+skips the chunk), so causal attention computes nothing above the diagonal.
+
 Tiles are passed around by index; every slice tuple and parameter operand is built
 once, before the loops, so the loops only name tiles and build statements.
 """
