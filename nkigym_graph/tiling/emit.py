@@ -45,7 +45,15 @@ from nkigym_graph.ir.statement import Operand, Statement, make_attrs
 from nkigym_graph.tiling.combine import ACCUMULATE, combine_rule
 from nkigym_graph.tiling.dimensions import Dimension, DimensionAnalysis
 from nkigym_graph.tiling.errors import StatementLimitError
-from nkigym_graph.tiling.masking import Filled, Tile, constant_of, fold_identity, operand
+from nkigym_graph.tiling.masking import (
+    Filled,
+    MaskByPosition,
+    Tile,
+    constant_of,
+    fillable_calls,
+    fold_identity,
+    operand,
+)
 from nkigym_graph.tiling.online import find_online_groups, online_functions
 from nkigym_graph.tiling.trace import Call, TracedTensor
 
@@ -111,6 +119,8 @@ class _Emitter:
         """Parameters and calls read more than once: emitted once per loop iteration."""
         self.kept = kept_sources(dims.calls)
         """Parameters a broadcast operand's value is computed from: loaded once per tile."""
+        self.fillable = fillable_calls(dims.calls)
+        """Calls whose tiles may be ``Filled`` (a mask by position and what reads it)."""
         groups = find_online_groups(dims.calls) if online else []
         passes = {call: fn for group in groups for call, fn in online_functions(self, group, online).items()}
         for name in dims.params:
@@ -207,28 +217,28 @@ class _Emitter:
 
         return load
 
-    def _mask_fn(self, call: Call) -> TileFn:
+    def _mask_fn(self, call: Call, op: MaskByPosition) -> TileFn:
         """A tile function for a mask by position (``affine_select``): no statement for a
         tile it keeps whole, a ``Filled`` tile for one it masks whole (:mod:`.masking`),
         else the mask with the predicate offset to the tile."""
-        op, attrs = call.op, call.attrs
+        attrs = call.attrs
         (source,) = (self._fn(tensor) for tensor in call.inputs)
         d0, d1 = self._dims_of(call.out_axes)
         whole = self._whole(d0, d1)
-        fill = float(op.attr_values(attrs)["fill"])
+        fill = float(call.op.attr_values(attrs)["fill"])
         append, next_name = self.statements.append, self.next_name
 
         def mask(i0: int, i1: int) -> Tile:
             rows, cols = d0.tiles[i0], d1.tiles[i1]
-            kept = op.coverage(attrs, rows, cols)  # type: ignore[attr-defined]
+            kept = op.coverage(attrs, rows, cols)
             if kept == ALL:
                 return source(i0, i1)
 
             def emit() -> Operand:
                 data = operand(source(i0, i1))
                 dst = _new(Operand, (next_name(), whole[i0][i1]))
-                tiled = op.tile_attrs(attrs, rows[0], cols[0])  # type: ignore[attr-defined]
-                append(_new(Statement, (op, (data, dst), tiled, False)))
+                tiled = op.tile_attrs(attrs, rows[0], cols[0])
+                append(_new(Statement, (call.op, (data, dst), tiled, False)))
                 return dst
 
             return Filled(fill, emit) if kept == NONE else emit()
@@ -238,8 +248,8 @@ class _Emitter:
     def _call_fn(self, call: Call) -> TileFn:
         """A tile function for ``call``; indexes are its result dims', then reduced dims'."""
         op, attrs = call.op, call.attrs
-        if hasattr(op, "coverage"):
-            return self._mask_fn(call)
+        if isinstance(op, MaskByPosition):
+            return self._mask_fn(call, op)
         write = len(op.operand_names) - 1
         if op.write_positions != (write,) or op.read_positions != tuple(range(write)):
             raise TilingError(
@@ -265,10 +275,17 @@ class _Emitter:
         append, next_name = self.statements.append, self.next_name
 
         reads = _reader(inputs)
+        fillable = any(tensor.source in self.fillable for tensor in call.inputs)
         if not reduced:
             tail = (0,) if spread else ()
 
             def compute(i0: int, i1: int) -> Tile:
+                args = reads((i0, i1, *tail))
+                dst = _new(Operand, (next_name(), whole[i0][i1]))
+                append(_new(Statement, (op, (*args, dst), attrs, False)))
+                return dst
+
+            def compute_fillable(i0: int, i1: int) -> Tile:
                 tiles = reads((i0, i1, *tail))
 
                 def emit() -> Operand:
@@ -279,7 +296,7 @@ class _Emitter:
                 known = constant_of(op, attrs, tiles)
                 return emit() if known is None else Filled(known, emit)
 
-            return compute
+            return compute_fillable if fillable else compute
 
         rule = combine_rule(op, attrs) if any(n > 1 for n in reduced) else ACCUMULATE
         fold, fold_attrs = rule.op, rule.attrs
@@ -290,9 +307,11 @@ class _Emitter:
         scoped = bool(self.shared)
         identity = fold_identity(None if fold is None else dict(fold_attrs).get("op"))
 
-        def partial(idx: tuple[int, ...], skip: bool) -> tuple[Operand, ...] | None:
+        def partial(idx: tuple[int, ...], skip: bool) -> tuple[Tile, ...] | None:
             """The chunk's operands, or None (with ``skip``) when a ``Filled`` one makes
             the partial result the fold's identity (the operands after it unread)."""
+            if not fillable:
+                return reads(idx)
             tiles: list[Tile] = []
             for fn, a, b in inputs:
                 tiles.append(fn(idx[a], idx[b]))

@@ -26,10 +26,25 @@ take a maximum with ``-inf``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from nkigym_graph.ir.ops.base import Op
 from nkigym_graph.ir.statement import Attrs, Operand
+
+if TYPE_CHECKING:
+    from nkigym_graph.tiling.trace import Call
+
+
+@runtime_checkable
+class MaskByPosition(Protocol):
+    """An op that keeps or masks elements by their position (``AffineSelectOp``)."""
+
+    def coverage(self, attrs: Attrs, rows: tuple[int, int], cols: tuple[int, int]) -> str:
+        """``"all"``, ``"none"`` or ``"some"``: which elements of the region it keeps."""
+
+    def tile_attrs(self, attrs: Attrs, row: int, col: int) -> Attrs:
+        """Its attributes for the tile whose first element is at ``(row, col)``."""
 
 
 class Filled:
@@ -60,6 +75,16 @@ Tile = Operand | Filled
 def operand(tile: Tile) -> Operand:
     """``tile`` as an operand (a ``Filled`` tile materialised)."""
     return tile.materialise() if isinstance(tile, Filled) else tile
+
+
+def fillable_calls(calls: Iterable[Call]) -> set[Call]:
+    """The calls (in trace order) whose tiles may be ``Filled``: masks by position and
+    every call reading one of those."""
+    found: set[Call] = set()
+    for call in calls:
+        if isinstance(call.op, MaskByPosition) or any(t.source in found for t in call.inputs):
+            found.add(call)
+    return found
 
 
 def constant_of(op: Op, attrs: Attrs, tiles: Sequence[Tile]) -> float | None:
