@@ -139,3 +139,56 @@ def test_saturated_causal_attention_equals_numpy(queries: int, keys: int, offset
     program = nkigym.saturate(nkigym.tile(causal_attention(offset), _shapes(arrays), dtype="float64"))
     got = nkigym.interpret(program, **arrays)
     np.testing.assert_allclose(got, reference(**arrays, offset=offset), rtol=1e-9, atol=1e-12, equal_nan=True)
+
+
+COMPARE = {
+    "greater_equal": np.greater_equal,
+    "greater": np.greater,
+    "less_equal": np.less_equal,
+    "less": np.less,
+}
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(
+    queries=st.integers(1, 600),
+    keys=st.integers(1, 1100),
+    offset=st.integers(-400, 400),
+    channel_multiplier=st.integers(-2, 2),
+    step=st.integers(-2, 2),
+    cmp=st.sampled_from(sorted(COMPARE)),
+    online=st.booleans(),
+    seed=st.integers(0, 9),
+)
+def test_any_affine_mask_tiles_to_numpy(
+    queries: int,
+    keys: int,
+    offset: int,
+    channel_multiplier: int,
+    step: int,
+    cmp: str,
+    online: bool,
+    seed: int,
+) -> None:
+    """Masks of every direction (anti-causal, bands of rows or columns, none or all
+    kept), two-pass and online: masked chunks may come first, last or in between."""
+    mask = {"offset": offset, "channel_multiplier": channel_multiplier, "step": step, "cmp": cmp}
+
+    def attention(q_t, k_t, v):
+        scores = nkigym.affine_select(nkigym.nc_matmul(q_t, k_t), **mask)
+        shift = nkigym.tensor_scalar(nkigym.tensor_reduce(scores, op="max"), -0.25, op="multiply")
+        weights = nkigym.activation(scores, op="exp", scale=0.25, bias=shift)
+        total = nkigym.activation(nkigym.tensor_reduce(weights, op="sum"), op="reciprocal")
+        return nkigym.tensor_scalar(nkigym.nc_matmul(nkigym.nc_transpose(weights), v), total)
+
+    arrays = _inputs(8, queries, keys, seed)
+    program = nkigym.tile(attention, _shapes(arrays), dtype="float64", online=online)
+    rows, cols = np.arange(queries)[:, None], np.arange(keys)[None, :]
+    keep = COMPARE[cmp](offset + channel_multiplier * rows + step * cols, 0)
+    scores = np.where(keep, arrays["q_t"].T @ arrays["k_t"] * 0.25, -np.inf)
+    with np.errstate(invalid="ignore"):
+        weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+        want = weights / weights.sum(axis=1, keepdims=True) @ arrays["v"]
+    got = nkigym.interpret(program, **arrays)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12, equal_nan=True)
