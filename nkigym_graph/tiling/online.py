@@ -164,6 +164,9 @@ class _OnlinePass:
         self.column = emitter._whole(*emitter._dims_of(group.maximum.out_axes))
         self.chunk = emitter._whole(*emitter._dims_of(row.axes))
         self.exp_attrs = group.exponent.attrs
+        masked = row.source in emitter.fillable
+        self.floor = make_attrs(scalar=-3.0e38 / max(1.0, group.scale), op="maximum") if masked else None
+        """A masked row's running maximum is kept finite (see ``_floored``)."""
 
     def reader(self, call: Call) -> TileFn:
         def tile(i0: int, i1: int) -> Tile:
@@ -205,6 +208,7 @@ class _OnlinePass:
             maximum = (
                 step_max if previous is None else emit(TENSOR_TENSOR, (previous, step_max), _MAXIMUM, column)
             )
+            maximum = self._floored(maximum, column)
             negated = emit(TENSOR_SCALAR, (maximum,), group.shift.attrs, column)
             rescale = (
                 None
@@ -236,6 +240,15 @@ class _OnlinePass:
         for (call, dt), value in products.items():
             self.results[(call, i0, dt)] = value
         self.done.add(i0)
+
+    def _floored(self, maximum: Operand, column: tuple) -> Operand:
+        """A masked row's running maximum, at least ``-3e38 / a``: a row whose chunks so far
+        are all ``-inf`` would otherwise shift its exponentials by ``+inf`` (``exp(-inf +
+        inf)`` is nan, where the exact result is 0). Any finite maximum passes unchanged,
+        and ``a`` times the floor stays finite in fp32."""
+        if self.floor is None:
+            return maximum
+        return self.emit(TENSOR_SCALAR, (maximum,), self.floor, column)
 
     def _adds_nothing(self, tile: Tile) -> bool:
         """Whether a chunk is ``Filled`` with a value that neither raises the maximum nor
