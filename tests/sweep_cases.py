@@ -95,6 +95,11 @@ def cases(tmp: Path) -> dict[str, Case]:
         "stitch_weights": (ng.stitch_weights, (list(_weights().items()), (1, 32), None, "width_sharded"), {}),
         "stitching_of": (ng.stitching_of, (STITCHED_PROGRAM,), {}),
         "tensor_reduce": (ng.tensor_reduce, (X,), {"op": "sum"}),
+        "affine_select": (
+            ng.affine_select,
+            (X,),
+            {"offset": 0, "step": -1, "cmp": "greater_equal", "fill": -1e9},
+        ),
         "tensor_scalar": (ng.tensor_scalar, (X, 2.0), {"op": "multiply"}),
         "tensor_tensor": (ng.tensor_tensor, (X, X), {"op": "add"}),
         "tile": (

@@ -17,6 +17,7 @@ WORKLOAD_PICTURES = {
     "rmsnorm_matmul": {"x": (128, 256), "w": (256, 512)},
     "mlp": {"x_t": (128, 128), "w1": (128, 256), "b1": (256, 1), "w2": (256, 128)},
     "attention": {"q_t": (128, 128), "k_t": (128, 1024), "v": (1024, 128)},
+    "causal_attention": {"q_t": (128, 512), "k_t": (128, 512), "v": (512, 128)},
 }
 """The README's workload pictures: each tiled at a small size (``examples/workloads.py``)."""
 

@@ -5,15 +5,25 @@ from __future__ import annotations
 
 import inspect
 
-from nkigym_graph.ir.ops import ACTIVATION, TENSOR_REDUCE, TENSOR_SCALAR, TENSOR_TENSOR
+from nkigym_graph.ir.literals import format_literal
+from nkigym_graph.ir.ops import ACTIVATION, AFFINE_SELECT, TENSOR_REDUCE, TENSOR_SCALAR, TENSOR_TENSOR
 from nkigym_graph.tiling import frontend
 
-FUNCTIONS = ("nc_matmul", "nc_transpose", "activation", "tensor_tensor", "tensor_scalar", "tensor_reduce")
+FUNCTIONS = (
+    "nc_matmul",
+    "nc_transpose",
+    "activation",
+    "tensor_tensor",
+    "tensor_scalar",
+    "tensor_reduce",
+    "affine_select",
+)
 _CHOICES = {
     "activation": ACTIVATION,
     "tensor_tensor": TENSOR_TENSOR,
     "tensor_scalar": TENSOR_SCALAR,
     "tensor_reduce": TENSOR_REDUCE,
+    "affine_select": AFFINE_SELECT,
 }
 
 
@@ -38,6 +48,8 @@ def _parameters(func: object) -> str:
             parts.append(p.name)
         else:
             parts.append(
-                f'{p.name}="{p.default}"' if isinstance(p.default, str) else f"{p.name}={p.default!r}"
+                f'{p.name}="{p.default}"'
+                if isinstance(p.default, str)
+                else f"{p.name}={format_literal(p.default)}"
             )
     return ", ".join(parts)

@@ -15,7 +15,16 @@ from types import ModuleType
 from typing import Any
 
 from nkigym_graph.ir.targets import Target
-from nkigym_graph.nki_sim import isa_enums, isa_matmul, isa_move, isa_stats, isa_vector, language, values
+from nkigym_graph.nki_sim import (
+    isa_enums,
+    isa_matmul,
+    isa_move,
+    isa_select,
+    isa_stats,
+    isa_vector,
+    language,
+    values,
+)
 from nkigym_graph.nki_sim.buffers import BUFFERS
 from nkigym_graph.nki_sim.dtypes import NKI_DTYPES
 from nkigym_graph.nki_sim.errors import NKISimulationError
@@ -40,6 +49,8 @@ _ISA_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "dma_transpose": isa_move.dma_transpose,
     "tensor_copy": isa_move.tensor_copy,
     "memset": isa_move.memset,
+    "iota": isa_select.iota,
+    "affine_select": isa_select.affine_select,
 }
 
 _LANGUAGE_FUNCTIONS: dict[str, Any] = {

@@ -70,6 +70,12 @@ Vector / Scalar Engine
     ``bn_aggr.triples``        ``bn_aggr`` data whose elements per partition are not a
                                multiple of 3 ((count, mean, variance x count) triples)
 
+GpSimd Engine (``iota``, ``affine_select``)
+    ``affine.pattern``         an access pattern that is not 1 to 4 ``[step, num]`` pairs of
+                               ints, or whose counts do not multiply to the tile's elements
+    ``affine.operand``         an offset, channel multiplier or step that is not an int, or a
+                               fill value (``on_false_value``) that is not a number
+
 DMA
     ``dma.psum``               a DMA that reads or writes PSUM
     ``dma.shape``              DMA source and destination shapes differ

@@ -44,7 +44,7 @@ from nkigym_graph.ir.statement import Operand, Statement, make_attrs
 
 PSUM_ENGINES = frozenset({"tensor"})
 """Engines whose results live in PSUM."""
-SBUF_READERS = frozenset({"dma", "tensor"})
+SBUF_READERS = frozenset({"dma", "tensor", "gpsimd"})
 """Engines that cannot read PSUM."""
 EVICT = "evict"
 """The stream of PSUM evictions."""

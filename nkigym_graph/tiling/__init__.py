@@ -14,6 +14,7 @@ from nkigym_graph.tiling.dimensions import Dimension, DimensionAnalysis, analyze
 from nkigym_graph.tiling.errors import OpCallError, StatementLimitError, TracingError
 from nkigym_graph.tiling.frontend import (
     activation,
+    affine_select,
     nc_matmul,
     nc_transpose,
     tensor_reduce,
@@ -34,6 +35,7 @@ __all__ = [
     "TracedTensor",
     "TracingError",
     "activation",
+    "affine_select",
     "analyze",
     "nc_matmul",
     "nc_transpose",

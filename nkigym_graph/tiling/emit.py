@@ -21,6 +21,11 @@ except those a value read through a broadcast operand (a row statistic ``[P, 1]`
 ``[1, F]`` row) is computed from: those too are loaded once. A broadcast operand's
 size-1 dimension always reads tile 0.
 
+A mask by position (``affine_select``) emits no statement for a tile it keeps whole
+and nothing at all for a tile it masks whole: that tile is ``Filled`` (:mod:`.masking`),
+and the statements reading it are skipped wherever its value decides theirs (a reduction
+skips the chunk), so causal attention computes nothing above the diagonal.
+
 Tiles are passed around by index; every slice tuple and parameter operand is built
 once, before the loops, so the loops only name tiles and build statements.
 """
@@ -34,17 +39,27 @@ from math import prod
 
 from nkigym_graph.errors import TilingError
 from nkigym_graph.ir.ops import ALLOC, BROADCAST, LOAD, STORE
+from nkigym_graph.ir.ops.select import ALL, NONE
 from nkigym_graph.ir.slices import Range, Slices
 from nkigym_graph.ir.statement import Operand, Statement, make_attrs
 from nkigym_graph.tiling.combine import ACCUMULATE, combine_rule
 from nkigym_graph.tiling.dimensions import Dimension, DimensionAnalysis
 from nkigym_graph.tiling.errors import StatementLimitError
+from nkigym_graph.tiling.masking import (
+    Filled,
+    MaskByPosition,
+    Tile,
+    constant_of,
+    fillable_calls,
+    fold_identity,
+    operand,
+)
 from nkigym_graph.tiling.online import find_online_groups, online_functions
 from nkigym_graph.tiling.trace import Call, TracedTensor
 
-TileFn = Callable[[int, int], Operand]
+TileFn = Callable[[int, int], Tile]
 """Emits the statements computing tile ``(i0, i1)`` of a tensor; returns the operand
-that reads that tile whole."""
+that reads that tile whole, or a ``Filled`` tile (:mod:`.masking`: not computed)."""
 
 Table = list[list[Slices]]
 Source = str | Call
@@ -93,7 +108,7 @@ class _Emitter:
         self.next_name = names.__next__
         self.slices: dict[Slices, Slices] = {}
         """Interned slice tuples: equal slices share one object."""
-        self.memo: dict[Key, Operand] = {}
+        self.memo: dict[Key, Tile] = {}
         self.scopes: list[list[Key]] = []
         self.functions: dict[Source, TileFn] = {}
         uses: dict[Source, int] = {}
@@ -104,6 +119,8 @@ class _Emitter:
         """Parameters and calls read more than once: emitted once per loop iteration."""
         self.kept = kept_sources(dims.calls)
         """Parameters a broadcast operand's value is computed from: loaded once per tile."""
+        self.fillable = fillable_calls(dims.calls)
+        """Calls whose tiles may be ``Filled`` (a mask by position and what reads it)."""
         groups = find_online_groups(dims.calls) if online else []
         passes = {call: fn for group in groups for call, fn in online_functions(self, group, online).items()}
         for name in dims.params:
@@ -128,7 +145,7 @@ class _Emitter:
         for i0, row in enumerate(regions):
             for i1, region in enumerate(row):
                 scopes.append([])
-                tile = root(i0, i1)
+                tile = operand(root(i0, i1))
                 append(_new(Statement, (STORE, (tile, region), (), False)))
                 self._close_scope()
                 if len(stmts) > bound:
@@ -164,9 +181,9 @@ class _Emitter:
         self.functions[source] = fn
 
     def _kept(self, source: Source, fn: TileFn) -> TileFn:
-        memo: dict[tuple[int, int], Operand] = {}
+        memo: dict[tuple[int, int], Tile] = {}
 
-        def tile(i0: int, i1: int) -> Operand:
+        def tile(i0: int, i1: int) -> Tile:
             found = memo.get((i0, i1))
             if found is None:
                 found = memo[(i0, i1)] = fn(i0, i1)
@@ -177,7 +194,7 @@ class _Emitter:
     def _memoized(self, source: Source, fn: TileFn) -> TileFn:
         memo, scopes = self.memo, self.scopes
 
-        def tile(i0: int, i1: int) -> Operand:
+        def tile(i0: int, i1: int) -> Tile:
             k = (source, i0, i1)
             found = memo.get(k)
             if found is None:
@@ -200,9 +217,39 @@ class _Emitter:
 
         return load
 
+    def _mask_fn(self, call: Call, op: MaskByPosition) -> TileFn:
+        """A tile function for a mask by position (``affine_select``): no statement for a
+        tile it keeps whole, a ``Filled`` tile for one it masks whole (:mod:`.masking`),
+        else the mask with the predicate offset to the tile."""
+        attrs = call.attrs
+        (source,) = (self._fn(tensor) for tensor in call.inputs)
+        d0, d1 = self._dims_of(call.out_axes)
+        whole = self._whole(d0, d1)
+        fill = float(call.op.attr_values(attrs)["fill"])
+        append, next_name = self.statements.append, self.next_name
+
+        def mask(i0: int, i1: int) -> Tile:
+            rows, cols = d0.tiles[i0], d1.tiles[i1]
+            kept = op.coverage(attrs, rows, cols)
+            if kept == ALL:
+                return source(i0, i1)
+
+            def emit() -> Operand:
+                data = operand(source(i0, i1))
+                dst = _new(Operand, (next_name(), whole[i0][i1]))
+                tiled = op.tile_attrs(attrs, rows[0], cols[0])
+                append(_new(Statement, (call.op, (data, dst), tiled, False)))
+                return dst
+
+            return Filled(fill, emit) if kept == NONE else emit()
+
+        return mask
+
     def _call_fn(self, call: Call) -> TileFn:
         """A tile function for ``call``; indexes are its result dims', then reduced dims'."""
         op, attrs = call.op, call.attrs
+        if isinstance(op, MaskByPosition):
+            return self._mask_fn(call, op)
         write = len(op.operand_names) - 1
         if op.write_positions != (write,) or op.read_positions != tuple(range(write)):
             raise TilingError(
@@ -228,48 +275,76 @@ class _Emitter:
         append, next_name = self.statements.append, self.next_name
 
         reads = _reader(inputs)
+        fillable = any(tensor.source in self.fillable for tensor in call.inputs)
         if not reduced:
             tail = (0,) if spread else ()
 
-            def compute(i0: int, i1: int) -> Operand:
+            def compute(i0: int, i1: int) -> Tile:
                 args = reads((i0, i1, *tail))
                 dst = _new(Operand, (next_name(), whole[i0][i1]))
                 append(_new(Statement, (op, (*args, dst), attrs, False)))
                 return dst
 
-            return compute
+            def compute_fillable(i0: int, i1: int) -> Tile:
+                tiles = reads((i0, i1, *tail))
+
+                def emit() -> Operand:
+                    dst = _new(Operand, (next_name(), whole[i0][i1]))
+                    append(_new(Statement, (op, (*map(operand, tiles), dst), attrs, False)))
+                    return dst
+
+                known = constant_of(op, attrs, tiles)
+                return emit() if known is None else Filled(known, emit)
+
+            return compute_fillable if fillable else compute
 
         rule = combine_rule(op, attrs) if any(n > 1 for n in reduced) else ACCUMULATE
         fold, fold_attrs = rule.op, rule.attrs
         finish = rule.finish(prod(sizes))
         attrs = rule.partial if rule.partial is not None else attrs
-        chunks = product(*map(range, reduced), *([range(1)] if spread else []))
-        first, *rest = chunks
+        chunks = list(product(*map(range, reduced), *([range(1)] if spread else [])))
         scopes, close = self.scopes, self._close_scope
         scoped = bool(self.shared)
+        identity = fold_identity(None if fold is None else dict(fold_attrs).get("op"))
 
-        def reduce(i0: int, i1: int) -> Operand:
-            if scoped:
-                scopes.append([])
+        def partial(idx: tuple[int, ...], skip: bool) -> tuple[Tile, ...] | None:
+            """The chunk's operands, or None (with ``skip``) when a ``Filled`` one makes
+            the partial result the fold's identity (the operands after it unread)."""
+            if not fillable:
+                return reads(idx)
+            tiles: list[Tile] = []
+            for fn, a, b in inputs:
+                tiles.append(fn(idx[a], idx[b]))
+                filled = skip and identity is not None and isinstance(tiles[-1], Filled)
+                if filled and constant_of(op, attrs, tiles) == identity:
+                    return None
+            return tuple(map(operand, tiles))
+
+        def reduce(i0: int, i1: int, skip: bool = True) -> Tile:
             slices = whole[i0][i1]
-            args = reads((i0, i1, *first))
-            acc = _new(Operand, (next_name(), slices))
-            append(_new(Statement, (op, (*args, acc), attrs, False)))
-            for chunk in rest:
+            acc: Operand | None = None
+            for chunk in chunks:
+                if scoped:
+                    scopes.append([])
+                args = partial((i0, i1, *chunk), skip)
                 if scoped:
                     close()
-                    scopes.append([])
-                args = reads((i0, i1, *chunk))
-                if fold is None:
-                    append(_new(Statement, (op, (*args, acc), attrs, True)))
+                if args is None:
                     continue
-                part = _new(Operand, (next_name(), slices))
-                append(_new(Statement, (op, (*args, part), attrs, False)))
-                folded = _new(Operand, (next_name(), slices))
-                append(_new(Statement, (fold, (acc, part, folded), fold_attrs, False)))
-                acc = folded
-            if scoped:
-                close()
+                if acc is None:
+                    acc = _new(Operand, (next_name(), slices))
+                    append(_new(Statement, (op, (*args, acc), attrs, False)))
+                elif fold is None:
+                    append(_new(Statement, (op, (*args, acc), attrs, True)))
+                else:
+                    part = _new(Operand, (next_name(), slices))
+                    append(_new(Statement, (op, (*args, part), attrs, False)))
+                    folded = _new(Operand, (next_name(), slices))
+                    append(_new(Statement, (fold, (acc, part, folded), fold_attrs, False)))
+                    acc = folded
+            if acc is None:  # every chunk skipped: the identity, computed if asked for
+                assert identity is not None
+                return Filled(identity, lambda: operand(reduce(i0, i1, skip=False)))
             if finish is not None:
                 done = _new(Operand, (next_name(), slices))
                 append(_new(Statement, (finish[0], (acc, done), finish[1], False)))
@@ -298,7 +373,7 @@ def kept_sources(calls: Collection[Call]) -> set[Source]:
     return kept
 
 
-def _reader(inputs: list[tuple[TileFn, int, int]]) -> Callable[[tuple[int, ...]], tuple[Operand, ...]]:
+def _reader(inputs: list[tuple[TileFn, int, int]]) -> Callable[[tuple[int, ...]], tuple[Tile, ...]]:
     """``reads(idx)``: emit every input's tile (its dims picked from ``idx``), in order."""
     if len(inputs) == 1:
         ((fa, a0, a1),) = inputs

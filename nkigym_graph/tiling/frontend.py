@@ -43,6 +43,7 @@ import numpy as np
 from nkigym_graph.ir.ops import (
     ACTIVATION,
     ACTIVATION_BIAS,
+    AFFINE_SELECT,
     NC_MATMUL,
     NC_TRANSPOSE,
     TENSOR_COLUMN,
@@ -104,6 +105,33 @@ def tensor_scalar(x: Tensor, s: Scalar | Tensor, op: str = "multiply") -> Tensor
 def tensor_reduce(x: Tensor, op: str = "sum") -> Tensor:
     """Reduce the free axis: ``x[P, F]`` -> ``[P, 1]`` (``sum``, ``max``, ``min``, ``mean``)."""
     return _apply(TENSOR_REDUCE, (x,), op=op)
+
+
+def affine_select(
+    x: Tensor,
+    offset: int = 0,
+    channel_multiplier: int = 1,
+    step: int = -1,
+    cmp: str = "greater_equal",
+    fill: Scalar = float("-inf"),
+) -> Tensor:
+    """Keep ``x[i, j]`` where ``cmp(offset + channel_multiplier*i + step*j, 0)``, else ``fill``.
+
+    The defaults are the causal mask (keep ``j <= i + offset``, ``-inf`` above)::
+
+        >>> affine_select(np.zeros((2, 3)))
+        array([[  0., -inf, -inf],
+               [  0.,   0., -inf]])
+    """
+    return _apply(
+        AFFINE_SELECT,
+        (x,),
+        offset=offset,
+        channel_multiplier=channel_multiplier,
+        step=step,
+        cmp=cmp,
+        fill=_number(fill, "fill"),
+    )
 
 
 COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum"})

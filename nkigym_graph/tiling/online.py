@@ -20,7 +20,10 @@ one tile is exact and each chunk is read once::
                                            o_j = o_{j-1} * c_j + e_j^T v_j
 
 with ``m``, ``l`` and ``o`` the last ones. Anything else reading the exponentials (a
-softmax's output ``e / l``) reads them computed from the final maximum, as before.
+softmax's output ``e / l``) reads them computed from the final maximum, as before. A
+chunk masked whole (a ``Filled`` tile of ``-inf``, :mod:`.masking`: causal attention
+above the diagonal) adds nothing to any of them, so the pass skips it, and a step of
+such chunks altogether (no rescale).
 
 A step ``j`` covers as many tiles of the row as one matmul result holds (``nc_matmul``'s
 ``N`` limit on the target, 512 columns on Trn2), so the sums are rescaled once per
@@ -42,6 +45,7 @@ from nkigym_graph.ir.ops import (
 )
 from nkigym_graph.ir.ops.base import Op
 from nkigym_graph.ir.statement import Attrs, Operand, Statement, make_attrs
+from nkigym_graph.tiling.masking import Filled, Tile, operand
 from nkigym_graph.tiling.trace import Call
 
 if TYPE_CHECKING:
@@ -160,9 +164,12 @@ class _OnlinePass:
         self.column = emitter._whole(*emitter._dims_of(group.maximum.out_axes))
         self.chunk = emitter._whole(*emitter._dims_of(row.axes))
         self.exp_attrs = group.exponent.attrs
+        masked = row.source in emitter.fillable
+        self.floor = make_attrs(scalar=-3.0e38 / max(1.0, group.scale), op="maximum") if masked else None
+        """A masked row's running maximum is kept finite (see ``_floored``)."""
 
     def reader(self, call: Call) -> TileFn:
-        def tile(i0: int, i1: int) -> Operand:
+        def tile(i0: int, i1: int) -> Tile:
             if i0 not in self.done:
                 self.run(i0)
             return self.results[(call, i0, i1)]
@@ -183,8 +190,13 @@ class _OnlinePass:
         maximum: Operand | None = None
         sums: dict[Call, Operand] = {}
         products: dict[tuple[Call, int], Operand] = {}
-        for step in self.steps:
-            rows = [functions[self.row.source](i0, j) for j in step]
+        chunks = [[(j, functions[self.row.source](i0, j)) for j in step] for step in self.steps]
+        kept = [[(j, x) for j, x in step if not self._adds_nothing(x)] for step in chunks]
+        if not any(kept):  # nothing but masked chunks: computed as they are
+            kept = [[(j, operand(x)) for j, x in step] for step in chunks]
+        for taken in filter(None, kept):
+            step = [j for j, _ in taken]
+            rows = [operand(x) for _, x in taken]
             step_max: Operand | None = None
             for x in rows:
                 part = emit(TENSOR_REDUCE, (x,), group.maximum.attrs, column)
@@ -196,6 +208,7 @@ class _OnlinePass:
             maximum = (
                 step_max if previous is None else emit(TENSOR_TENSOR, (previous, step_max), _MAXIMUM, column)
             )
+            maximum = self._floored(maximum, column)
             negated = emit(TENSOR_SCALAR, (maximum,), group.shift.attrs, column)
             rescale = (
                 None
@@ -217,7 +230,9 @@ class _OnlinePass:
                     out = self._out(product)
                     for dt in range(len(out[i0])):
                         key = (product, dt)
-                        products[key] = self._add(product, (t, v_fn(j, dt)), out[i0][dt], products.get(key))
+                        products[key] = self._add(
+                            product, (t, operand(v_fn(j, dt))), out[i0][dt], products.get(key)
+                        )
         assert maximum is not None
         self.results[(group.maximum, i0, 0)] = maximum
         for call, value in sums.items():
@@ -225,6 +240,25 @@ class _OnlinePass:
         for (call, dt), value in products.items():
             self.results[(call, i0, dt)] = value
         self.done.add(i0)
+
+    def _floored(self, maximum: Operand, column: tuple) -> Operand:
+        """A masked row's running maximum, at least ``-3e38 / a``: a row whose chunks so far
+        are all ``-inf`` would otherwise shift its exponentials by ``+inf`` (``exp(-inf +
+        inf)`` is nan, where the exact result is 0). Any finite maximum passes unchanged,
+        and ``a`` times the floor stays finite in fp32."""
+        if self.floor is None:
+            return maximum
+        return self.emit(TENSOR_SCALAR, (maximum,), self.floor, column)
+
+    def _adds_nothing(self, tile: Tile) -> bool:
+        """Whether a chunk is ``Filled`` with a value that neither raises the maximum nor
+        adds to the sums (its exponential is 0)."""
+        if not isinstance(tile, Filled):
+            return False
+        group = self.group
+        peak = group.maximum.op.constant_result(group.maximum.attrs, 0, tile.value)
+        term = group.exponent.op.constant_result(group.exponent.attrs, 0, tile.value)
+        return peak == float("-inf") and term == 0.0
 
     def _rescaled(self, total: Operand, rescale: Operand, slices: tuple) -> Operand:
         """The running total multiplied by the step's rescale (a new tile)."""

@@ -54,6 +54,17 @@ COMBINES = {
 """``(op, attribute op)`` that merges two partial reductions of one kind."""
 
 
+NOT_IN_BUDA = {
+    "affine_select": (
+        "cannot be emitted for Buda: no Buda op computes a value from an element's position "
+        "(there is no iota or affine select), and a mask given as a host input tensor of 0 and "
+        "-inf, added elementwise, would be a parameter the program does not have; tile the "
+        "function for a NeuronCore target (trn2) instead"
+    ),
+}
+"""Ops with no Buda form, and why."""
+
+
 @dataclass
 class _Piece:
     at: Region
@@ -169,7 +180,8 @@ class _Lifter:
             return
         rule = RULES.get(op.name)
         if rule is None:
-            raise self.error(node, f"op {op.name!r} has no tensor-level meaning for the Buda backend")
+            why = NOT_IN_BUDA.get(op.name, "has no tensor-level meaning for the Buda backend")
+            raise self.error(node, f"op {op.name!r} {why}")
         reads = [self._resolve(node, o.var, o.slices) for o in (stmt.operands[p] for p in op.read_positions)]
         inputs = tuple(value for value, _ in reads)
         shapes = [self.values[v].shape for v in inputs]

@@ -154,9 +154,13 @@ def _psum_room(program: Program, target: Target) -> int:
 
 
 def _engines_of(kb: KernelBuilder, stmt: Statement) -> tuple[str, ...]:
-    """The engines ``stmt``'s instruction may run on (the GpSimd Engine not with PSUM)."""
-    engines = getattr(kb.lowerings.get(stmt.op.name), "engines", ()) or (stmt.op.engine,)
-    return tuple(reachable(engines, any(kb.in_psum(operand.var) for operand in stmt.operands)))
+    """The engines ``stmt``'s instruction may run on (the GpSimd Engine not with PSUM;
+    operands the lowering copies to SBUF first do not count)."""
+    lowering = kb.lowerings.get(stmt.op.name)
+    engines = getattr(lowering, "engines", ()) or (stmt.op.engine,)
+    copied: frozenset[int] = getattr(lowering, "sbuf_operands", frozenset())
+    psum = any(kb.in_psum(o.var) for p, o in enumerate(stmt.operands) if p not in copied)
+    return tuple(reachable(engines, psum))
 
 
 def _transpose_columns(kb: KernelBuilder, stmt: Statement) -> int:

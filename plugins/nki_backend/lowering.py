@@ -25,6 +25,7 @@ op                 instructions
                    a Scalar Engine copy's ``reduce_res``, and a row's sum and squares' sum
                    ``nisa.bn_stats`` / ``nisa.bn_aggr`` (:mod:`.moments`), where the engine
                    model prefers them
+``affine_select``  ``nisa.affine_select`` on the GpSimd Engine (:mod:`.select`)
 =================  =====================================================================
 
 ``+=`` on a load or store is a DMA with ``dst_rmw_op=nl.add``; on a Vector/Scalar Engine
@@ -46,6 +47,7 @@ from .errors import NkiEmitError
 from .ir import Arg, Hbm, Ref, const_slices, whole
 from .names import BINARY_OPS, MEAN_REDUCTIONS, REDUCE_OPS, UNARY_OPS, math_op
 from .scalar_tensor import lower_chain
+from .select import AffineSelectLowering
 from .spread import spread_row
 
 SUM_REDUCTIONS = frozenset({"sum", "mean"})
@@ -414,6 +416,7 @@ LOWERINGS: Mapping[str, Lowering] = MappingProxyType(
             TensorScalarLowering(),
             TensorColumnLowering(),
             TensorReduceLowering(),
+            AffineSelectLowering(),
         )
     }
 )

@@ -29,7 +29,7 @@ input's dtype (NKI's ``nc_transpose`` writes PSUM in the input dtype), so a matm
 a transposed bf16 tile runs at the bf16 rate."""
 BUFFER_OF_ENGINE = {"tensor": "psum"}
 """Where an engine's results live (default: SBUF)."""
-READS_SBUF_ONLY = frozenset({"dma", "tensor"})
+READS_SBUF_ONLY = frozenset({"dma", "tensor", "gpsimd"})
 STORE_QUEUE = "dma_out"
 """Stores run on the DMA queues' outbound rings (to HBM), a queue of their own: a store
 waiting for its result does not hold up the loads behind it (as in the profile)."""
@@ -192,6 +192,14 @@ def _stream(stmt: Statement, pricing: Pricing) -> Work:
     return Work(_cycles(stmt, pricing, cycles), volume(reads[0].slices))
 
 
+def _gpsimd(stmt: Statement, pricing: Pricing) -> Work:
+    """A GpSimd instruction (``affine_select``): the timing model's fixed cycles plus
+    cycles per element at the GpSimd clock."""
+    timing = pricing.timing
+    cycles = timing.gpsimd_fixed_cycles + timing.gpsimd_cycles_per_element * _free(stmt.reads[0].slices)
+    return Work(cycles / (timing.gpsimd_clock_ghz * 1e9), volume(stmt.reads[0].slices))
+
+
 def _dma(stmt: Statement, pricing: Pricing) -> Work:
     op = stmt.op
     hbm = next(p for p in range(len(stmt.operands)) if p not in op.on_chip_positions)
@@ -212,6 +220,7 @@ WORK_BY_ENGINE: Mapping[str, Callable[[Statement, Pricing], Work]] = {
     "dma": _dma,  # fixed cost + bytes over bandwidth x efficiency
     "vector": _stream,  # ~N cycles per input + fixed
     "scalar": _stream,
+    "gpsimd": _gpsimd,  # fixed cycles + cycles per element (cannot read PSUM)
     "none": _nothing,  # allocations
 }
 

@@ -13,6 +13,7 @@ from nkigym_graph.ir.ops.matmul import NC_MATMUL
 from nkigym_graph.ir.ops.memory import ALLOC, LOAD, STORE
 from nkigym_graph.ir.ops.reduce import TENSOR_REDUCE
 from nkigym_graph.ir.ops.registry import all_ops, get_op, ops_printed_as, register_op
+from nkigym_graph.ir.ops.select import AFFINE_SELECT
 from nkigym_graph.ir.ops.transpose import NC_TRANSPOSE
 
 for _op in (
@@ -28,12 +29,14 @@ for _op in (
     TENSOR_SCALAR,
     TENSOR_COLUMN,
     TENSOR_REDUCE,
+    AFFINE_SELECT,
 ):
     register_op(_op)
 
 __all__ = [
     "ACTIVATION",
     "ACTIVATION_BIAS",
+    "AFFINE_SELECT",
     "ALLOC",
     "BROADCAST",
     "LOAD",

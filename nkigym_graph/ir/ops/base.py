@@ -112,6 +112,13 @@ class Op:
         """The op's numpy semantics on the read operands (in ``read_positions`` order)."""
         raise NotImplementedError
 
+    def constant_result(self, attrs: Attrs, position: int, value: float) -> float | None:
+        """The value of every element of the result when every element of read operand
+        ``position`` is ``value``, whatever (finite) values the other operands hold; None
+        when it depends on them. Tiling skips work on tiles known to be constant (a fully
+        masked tile and what follows from it: ``nkigym_graph.tiling.masking``)."""
+        return None
+
     # -- limits -----------------------------------------------------------------------
     def axis_sizes(self, stmt: Statement) -> dict[str, int]:
         """Size of each labelled axis in ``stmt`` (from its operands' slices)."""

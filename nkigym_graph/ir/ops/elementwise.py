@@ -24,7 +24,7 @@ only when they differ from 1 and 0.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -55,6 +55,13 @@ def _spread(data: tuple[int, ...], other: tuple[int, ...], labels: tuple[str, ..
         raise ShapeError(f"a {kind} operand of a {data} tile must be {expected}, got {other}")
 
 
+def _constant(compute: Callable[[], np.ndarray]) -> float | None:
+    """The one value of a 1 x 1 result, unless it is nan (nothing to skip on)."""
+    with np.errstate(all="ignore"):
+        value = float(np.asarray(compute(), dtype=np.float64).reshape(-1)[0])
+    return None if np.isnan(value) else value
+
+
 def _affine(x: np.ndarray, scale: Any, bias: Any) -> np.ndarray:
     """``x * scale + bias``, skipping the identities (so ``copy`` stays exact)."""
     if not (type(scale) in (int, float) and scale == 1):
@@ -82,6 +89,9 @@ class ActivationOp(_Elementwise):
         values = self.attr_values(tuple(attrs.items()))
         return UNARY[values["op"]](_affine(inputs[0], values["scale"], values["bias"]))
 
+    def constant_result(self, attrs: Attrs, position: int, value: float) -> float | None:
+        return _constant(lambda: self.compute([np.array([[value]])], dict(attrs)))
+
 
 class ActivationBiasOp(Op):
     """``nkigym.activation(data, bias, op=NAME, scale=1.0)``: ``NAME(data * scale + bias)``
@@ -108,6 +118,14 @@ class ActivationBiasOp(Op):
     def compute(self, inputs: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> np.ndarray:
         values = self.attr_values(tuple(attrs.items()))
         return UNARY[values["op"]](_affine(inputs[0], values["scale"], inputs[1]))
+
+    def constant_result(self, attrs: Attrs, position: int, value: float) -> float | None:
+        """Constant when the data is infinite (``exp(-inf * scale + bias)`` is 0 for any
+        finite bias and a positive scale)."""
+        scaled = value * float(self.attr_values(attrs)["scale"])
+        if position != 0 or not np.isinf(scaled):
+            return None
+        return _constant(lambda: self.compute([np.array([[value]]), np.zeros((1, 1))], dict(attrs)))
 
 
 class TensorTensorOp(_Elementwise):
@@ -195,6 +213,9 @@ class TensorScalarOp(_Elementwise):
 
     def compute(self, inputs: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> np.ndarray:
         return np.asarray(BINARY[attrs["op"]](inputs[0], attrs["scalar"]))
+
+    def constant_result(self, attrs: Attrs, position: int, value: float) -> float | None:
+        return _constant(lambda: self.compute([np.array([[value]])], dict(attrs)))
 
 
 ACTIVATION = ActivationOp()

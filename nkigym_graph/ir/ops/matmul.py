@@ -39,5 +39,9 @@ class NcMatmulOp(Op):
         lhs, rhs = inputs
         return np.asarray(lhs.T @ rhs)
 
+    def constant_result(self, attrs: Attrs, position: int, value: float) -> float | None:
+        """A zero operand (and finite other) gives zero."""
+        return 0.0 if value == 0 else None
+
 
 NC_MATMUL = NcMatmulOp()

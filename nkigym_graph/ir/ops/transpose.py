@@ -32,5 +32,8 @@ class NcTransposeOp(Op):
     def compute(self, inputs: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> np.ndarray:
         return np.ascontiguousarray(inputs[0].T)
 
+    def constant_result(self, attrs: Attrs, position: int, value: float) -> float | None:
+        return value
+
 
 NC_TRANSPOSE = NcTransposeOp()

@@ -112,7 +112,7 @@ _PARAMETERS: dict[Callable[..., Any], list[str]] = {}
 _PE_CALLS = {"nisa.nc_matmul", "nl.matmul", "nl.transpose"}
 _DMA_CALLS = {"nisa.dma_copy": True, "nisa.dma_transpose": True, "nl.load": False, "nl.store": False}
 _SCALAR_CALLS = {"nisa.activation", "nisa.activation_reduce"}
-_GPSIMD_CALLS = {"nisa.iota"}
+_GPSIMD_CALLS = {"nisa.iota", "nisa.affine_select"}
 _FILLS = {"nl.zeros", "nl.zeros_like", "nl.full", "nl.ones"}
 _HBM_FILLS = {"tensor assignment", *_FILLS}
 """Calls that are DMA transfers when they touch HBM."""
