@@ -378,10 +378,11 @@ def time_call(
         if moving is not None:
             elements = elements_of(moving)
         inputs = max(1, sum(1 for ref in refs if elements_of(ref) > 1))
-        options = reachable(CHOICES.get(fn, ()), any(_in_psum(r) for r in (dst, *refs)))
+        psum = any(_in_psum(r) for r in (dst, *refs))
+        options = reachable(CHOICES.get(fn, ()), psum)
         given = next((arg for key, arg in args if key == "engine"), None)
         if options and choose:
-            engine = engines.choose(options, elements, inputs, reads, id(dst.base))
+            engine = engines.choose(options, elements, inputs, reads, id(dst.base), psum)
             if engine != options[0]:
                 args = (*args, ("engine", f"nisa.engine.{engine}"))
         elif options:

@@ -215,17 +215,27 @@ class EngineLoads:
             self.writer[buffer] = self.writer[written]
 
     def choose(
-        self, options: Sequence[str], elements: int, inputs: int, reads: Sequence[int], write: int
+        self,
+        options: Sequence[str],
+        elements: int,
+        inputs: int,
+        reads: Sequence[int],
+        write: int,
+        psum: bool = False,
     ) -> str:
-        """The engine of ``options`` the policy prefers (the first option on a tie), queued there."""
-        engine = self.prefer(options, elements, inputs, reads)
+        """The engine of ``options`` the policy prefers (the first option on a tie), queued
+        there (``psum``: it reads or writes PSUM, a copy a recipe does not place)."""
+        engine = self.prefer(options, elements, inputs, reads, psum)
         self.run(engine, elements, inputs, reads, write, only=False)
         return engine
 
-    def prefer(self, options: Sequence[str], elements: int, inputs: int, reads: Sequence[int]) -> str:
+    def prefer(
+        self, options: Sequence[str], elements: int, inputs: int, reads: Sequence[int], psum: bool = False
+    ) -> str:
         """The engine of ``options`` the policy prefers (the first option on a tie), not queued;
-        ``recipe``: the recipe's engine for a long instruction, where it is an option."""
-        if self.recipe is not None and self.policy == RECIPE and elements >= RECIPE_MIN_ELEMENTS:
+        ``recipe``: the recipe's engine for a long instruction off PSUM, where it is an option."""
+        placed = self.recipe is not None and self.policy == RECIPE and not psum
+        if placed and self.recipe is not None and elements >= RECIPE_MIN_ELEMENTS:
             wanted = self.recipe.one_input if inputs < 2 else self.recipe.two_input
             if wanted in options:
                 return wanted

@@ -21,21 +21,31 @@ far work moves up, and so how many tiles are live at once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from .builder import WRITTEN, time_call
-from .engines import FIXED_ENGINE, EngineLoads
-from .ir import Alloc, Assign, Call, Group, Ref
+from .engines import CHOICES, FIXED_ENGINE, EngineLoads, Recipe
+from .ir import Alloc, Assign, Call, Group, Instr, Ref
 
 WINDOW = 24
 """How many groups ahead of the first one not yet issued the pass looks."""
 
 
 def interleave(
-    groups: Sequence[Group], loads: EngineLoads, window: int = WINDOW
+    groups: Sequence[Group],
+    loads: EngineLoads,
+    window: int = WINDOW,
+    recipe_of: Callable[[Group], Recipe | None] | None = None,
 ) -> tuple[list[Group], EngineLoads]:
     """``groups`` reissued as above and the engine model's loads after them (``loads``: a
-    fresh model with the kernel's constants, filled here)."""
+    fresh model with the kernel's constants, filled here). With ``recipe_of`` (policy
+    ``recipe``), each instruction several engines can run chooses its engine again as it
+    is reissued, by the group's recipe (:class:`.engines.Recipe`), else where it finishes
+    first then: a short instruction, or a PSUM copy, goes to an engine that is idle at
+    that point. Each group is cut into its instructions first (an allocation goes with
+    the instruction after it), so that one statement's instructions can move apart."""
+    groups = _pieces(groups)
     after = _dependencies(groups)
     issued = [False] * len(groups)
     waiting = [len(preds) for preds in after]
@@ -50,16 +60,49 @@ def interleave(
             i for i in range(first, min(len(groups), first + window)) if not issued[i] and waiting[i] == 0
         ]
         pick = min(candidates, key=lambda i: (_start(groups[i], loads), i))
-        for instr in groups[pick].instrs:
-            if isinstance(instr, Call):
-                time_call(loads, instr.fn, instr.args)
-        order.append(groups[pick])
+        group = groups[pick]
+        if recipe_of is None:
+            for instr in group.instrs:
+                if isinstance(instr, Call):
+                    time_call(loads, instr.fn, instr.args)
+        else:
+            loads.recipe = recipe_of(group)
+            group = replace(group, instrs=tuple(_rechoose(loads, instr) for instr in group.instrs))
+        order.append(group)
         issued[pick] = True
         for follower in followers[pick]:
             waiting[follower] -= 1
         while first < len(groups) and issued[first]:
             first += 1
     return order, loads
+
+
+def _pieces(groups: Sequence[Group]) -> list[Group]:
+    """Each group cut after each of its calls (the comment stays on the first piece)."""
+    pieces: list[Group] = []
+    for group in groups:
+        held: list[Instr] = []
+        comment = group.comment
+        for instr in group.instrs:
+            held.append(instr)
+            if isinstance(instr, Call):
+                pieces.append(Group(group.kind, comment, tuple(held), group.node))
+                held, comment = [], ""
+        if held:
+            pieces.append(Group(group.kind, comment, tuple(held), group.node))
+    return pieces
+
+
+def _rechoose(loads: EngineLoads, instr: Instr) -> Instr:
+    """``instr`` queued on ``loads``, on the engine the policy prefers now if NKI lets
+    several run it."""
+    if not isinstance(instr, Call):
+        return instr
+    if instr.fn not in CHOICES:
+        time_call(loads, instr.fn, instr.args)
+        return instr
+    args = tuple((key, arg) for key, arg in instr.args if key != "engine")
+    return Call(instr.fn, time_call(loads, instr.fn, args, choose=True))
 
 
 def _start(group: Group, loads: EngineLoads) -> float:

@@ -28,6 +28,8 @@ from itertools import product
 from .builder import KernelBuilder
 from .engines import GPSIMD, SCALAR, VECTOR, EngineLoads, Recipe
 from .interleave import interleave
+from .ir import Group
+from .strands import strands
 
 PATTERNS = range(2, 9)
 """Strands in one period of the mixes tried."""
@@ -47,12 +49,12 @@ Prices = dict[Recipe, tuple[float, ...]]
 """Recipe -> busy time per strand on each of ``ENGINES``."""
 
 
-def price(lower: Callable[[Sequence[Recipe]], KernelBuilder], strands: int) -> Prices:
-    """Each recipe's engine time per strand, from the program lowered all on it."""
+def price(lower: Callable[[Sequence[Recipe]], KernelBuilder], count: int) -> Prices:
+    """Each recipe's engine time per strand (of ``count``), from the program lowered all on it."""
     prices: Prices = {}
     for recipe in RECIPES:
         busy = lower((recipe,)).engines.busy
-        prices[recipe] = tuple(busy[engine] / strands for engine in ENGINES)
+        prices[recipe] = tuple(busy[engine] / count for engine in ENGINES)
     return prices
 
 
@@ -100,9 +102,14 @@ def mixed(
 ) -> KernelBuilder:
     """The program lowered by ``pattern`` with its groups interleaved within ``window``."""
     kb = lower(pattern)
-    kb.groups, kb.engines = interleave(
-        kb.groups, EngineLoads(kb.engines.constants, kb.engines.policy), window
-    )
+    strand_of = strands(kb.program)
+
+    def recipe_of(group: Group) -> Recipe | None:
+        strand = None if group.node is None else strand_of.get(group.node)
+        return None if strand is None else pattern[strand % len(pattern)]
+
+    loads = EngineLoads(kb.engines.constants, kb.engines.policy)
+    kb.groups, kb.engines = interleave(kb.groups, loads, window, recipe_of)
     return kb
 
 
