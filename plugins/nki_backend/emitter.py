@@ -13,7 +13,9 @@ Options of ``emit(program, backend="nki", ...)``:
     also lower the program with instructions given to the least busy engine (the
     policies of :mod:`.engines`) and in the list-scheduled statement order (two
     priorities, :mod:`.pipeline`), also with its store chains cut into column pieces
-    (``COLUMN_PIECES``, :mod:`.columns`) and skewed by a row (:mod:`.skew`), and keep,
+    (``COLUMN_PIECES``, :mod:`.columns`) and skewed by a row (:mod:`.skew`), and, for a
+    program of several strands (row tiles, :mod:`.strands`), skewed with a mix of
+    lowering recipes per strand and its instructions interleaved (:mod:`.mix`), and keep,
     of the lowerings the engine model ends at least ``REORDER_GAIN`` sooner than the
     first, the one it ends first: a faster kernel whose loops roll less (program order
     on the default engines rolls into the shortest text).

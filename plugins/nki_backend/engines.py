@@ -19,8 +19,9 @@ exponentials on the Scalar Engine), so that the engines end together; or ``thrif
 the engine on which it would finish first counting its own time ``THRIFT`` times more
 (so an instruction goes where it is cheap unless another engine is idle: the two-input
 Vector rate is twice the one-input one); it lowers the kernel with each and keeps the
-one the model ends first (``makespan``); otherwise (policy ``fixed``) every
-instruction stays on its default engine::
+one the model ends first (``makespan``); with policy ``recipe`` the long instructions
+of each strand of the program go where the strand's :class:`Recipe` says (:mod:`.mix`);
+otherwise (policy ``fixed``) every instruction stays on its default engine::
 
     nisa.tensor_reduce(dst=m, op=nl.maximum, data=x, ...)         # Vector only
     nisa.activation(dst=e, op=nl.exp, data=x, bias=m, ...)        # Scalar only
