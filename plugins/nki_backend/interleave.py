@@ -3,17 +3,17 @@
 Each engine runs its instructions in the order the kernel issues them, so an
 instruction whose inputs are late holds up the work queued behind it on its engine
 although later work (another row tile's) could run. Once every instruction has its
-engine, this pass reissues the groups (a statement's instructions stay together) by
-list scheduling on the engine model (:mod:`.engines`): at each step, of the next
-``WINDOW`` groups in the lowered order whose inputs are issued, the one whose first
-instruction can start first (the earlier one on a tie)::
+engine, this pass cuts the groups into single instructions (an allocation goes with the
+instruction after it) and reissues them by list scheduling on the engine model
+(:mod:`.engines`): at each step, of the next ``WINDOW`` pieces in the lowered order
+whose inputs are issued, the one that can start first (the earlier one on a tie)::
 
     lowered                                  interleaved
     y0 = scalar_tensor_tensor(x0, ...)       y0 = scalar_tensor_tensor(x0, ...)   # Vector
     y0' = scalar_tensor_tensor(y0, ...)      s1 = activation(x1, reduce_res=...)  # Scalar: free now
     s1 = activation(x1, reduce_res=...)      y0' = scalar_tensor_tensor(y0, ...)  # Vector
 
-A group follows every earlier group it conflicts with (it reads what that one writes,
+A piece follows every earlier piece it conflicts with (it reads what that one writes,
 or writes what that one reads or writes; an allocation writes its tile; a group
 assigning a name is a barrier), so the kernel computes the same. The window bounds how
 far work moves up, and so how many tiles are live at once.
@@ -29,7 +29,7 @@ from .engines import CHOICES, FIXED_ENGINE, EngineLoads, Recipe
 from .ir import Alloc, Assign, Call, Group, Instr, Ref
 
 WINDOW = 24
-"""How many groups ahead of the first one not yet issued the pass looks."""
+"""How many pieces ahead of the first one not yet issued the pass looks."""
 
 
 def interleave(
