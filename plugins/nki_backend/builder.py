@@ -32,7 +32,7 @@ from .names import NKI_ITEMSIZE, NameTable, identifier
 PSUM_DTYPE = "nl.float32"
 """Matmul results accumulate in fp32 PSUM (NeuronCore-v2/v3)."""
 PSUM_ITEMSIZE = 4
-_WRITTEN = ("dst", "reduce_res")
+WRITTEN = ("dst", "reduce_res")
 """Arguments an instruction writes."""
 SCRATCH_DTYPE = "nl.float32"
 """Partial results of ``+=`` statements on the Vector/Scalar Engines (which compute in fp32)."""
@@ -159,36 +159,7 @@ class KernelBuilder:
     def call(self, fn: str, *args: tuple[str, Arg]) -> None:
         """Emit ``fn(key=arg, ...)``; an instruction several engines can run goes to the
         one where it finishes first (:mod:`.engines`)."""
-        refs = [arg for key, arg in args if isinstance(arg, Ref) and key not in _WRITTEN]
-        dst = next((arg for key, arg in args if key == "dst" and isinstance(arg, Ref)), None)
-        also = [arg.base for key, arg in args if key in _WRITTEN and key != "dst" and isinstance(arg, Ref)]
-        if dst is not None:
-            reads = [id(ref.base) for ref in refs]
-            if fn == "nisa.dma_copy" and refs:
-                load = isinstance(dst.base, Tile | Pool)
-                side = dst if load else refs[0]
-                assert isinstance(side.base, Tile | Pool)
-                hbm = refs[0] if load else dst
-                per_partition = elements_of(side) * side.base.itemsize
-                run = hbm_run_bytes(hbm, side.base.itemsize)
-                self.engines.transfer(load, _partitions(side), per_partition, run, reads, id(dst.base))
-            elif fn in CHOICES or fn in FIXED_ENGINE:
-                moving = next((arg for key, arg in args if key == "moving" and isinstance(arg, Ref)), None)
-                elements = max(elements_of(ref) for ref in (dst, *refs))
-                if moving is not None:
-                    elements = elements_of(moving)
-                inputs = max(1, sum(1 for ref in refs if elements_of(ref) > 1))
-                options = reachable(CHOICES.get(fn, ()), any(_in_psum(r) for r in (dst, *refs)))
-                if options:
-                    engine = self.engines.choose(options, elements, inputs, reads, id(dst.base))
-                    if engine != options[0]:
-                        args = (*args, ("engine", f"nisa.engine.{engine}"))
-                else:
-                    dtype = _pe_dtype(refs[0]) if FIXED_ENGINE[fn] == TENSOR and refs else "bfloat16"
-                    self.engines.run(FIXED_ENGINE[fn], elements, inputs, reads, id(dst.base), dtype=dtype)
-                for base in also:  # a second result (an activation's row sum) lands with the first
-                    self.engines.same_as(id(base), id(dst.base))
-        self._instrs.append(Call(fn, tuple(args)))
+        self._instrs.append(Call(fn, time_call(self.engines, fn, args, choose=True)))
 
     def assign(self, name: str, code: str) -> None:
         """Emit ``name = code``."""
@@ -378,6 +349,51 @@ class KernelBuilder:
             )
         else:
             self.call("nisa.tensor_copy", ("dst", target), ("src", result))
+
+
+def time_call(
+    engines: EngineLoads, fn: str, args: tuple[tuple[str, Arg], ...], choose: bool = False
+) -> tuple[tuple[str, Arg], ...]:
+    """Queue instruction ``fn(**args)`` on ``engines`` (a DMA on its ring); returns its
+    arguments. With ``choose``, an instruction several engines can run goes to the one the
+    policy prefers (an ``engine`` argument added when it is not the default); otherwise it
+    runs where its ``engine`` argument (or its default engine) says."""
+    refs = [arg for key, arg in args if isinstance(arg, Ref) and key not in WRITTEN]
+    dst = next((arg for key, arg in args if key == "dst" and isinstance(arg, Ref)), None)
+    also = [arg.base for key, arg in args if key in WRITTEN and key != "dst" and isinstance(arg, Ref)]
+    if dst is None:
+        return args
+    reads = [id(ref.base) for ref in refs]
+    if fn == "nisa.dma_copy" and refs:
+        load = isinstance(dst.base, Tile | Pool)
+        side = dst if load else refs[0]
+        assert isinstance(side.base, Tile | Pool)
+        hbm = refs[0] if load else dst
+        per_partition = elements_of(side) * side.base.itemsize
+        run = hbm_run_bytes(hbm, side.base.itemsize)
+        engines.transfer(load, _partitions(side), per_partition, run, reads, id(dst.base))
+    elif fn in CHOICES or fn in FIXED_ENGINE:
+        moving = next((arg for key, arg in args if key == "moving" and isinstance(arg, Ref)), None)
+        elements = max(elements_of(ref) for ref in (dst, *refs))
+        if moving is not None:
+            elements = elements_of(moving)
+        inputs = max(1, sum(1 for ref in refs if elements_of(ref) > 1))
+        psum = any(_in_psum(r) for r in (dst, *refs))
+        options = reachable(CHOICES.get(fn, ()), psum)
+        given = next((arg for key, arg in args if key == "engine"), None)
+        if options and choose:
+            engine = engines.choose(options, elements, inputs, reads, id(dst.base), psum)
+            if engine != options[0]:
+                args = (*args, ("engine", f"nisa.engine.{engine}"))
+        elif options:
+            engine = str(given).removeprefix("nisa.engine.") if given is not None else options[0]
+            engines.run(engine, elements, inputs, reads, id(dst.base), only=False)
+        else:
+            dtype = _pe_dtype(refs[0]) if FIXED_ENGINE[fn] == TENSOR and refs else "bfloat16"
+            engines.run(FIXED_ENGINE[fn], elements, inputs, reads, id(dst.base), dtype=dtype)
+        for base in also:  # a second result (an activation's row sum) lands with the first
+            engines.same_as(id(base), id(dst.base))
+    return args
 
 
 def _nothing() -> None:

@@ -13,7 +13,9 @@ Options of ``emit(program, backend="nki", ...)``:
     also lower the program with instructions given to the least busy engine (the
     policies of :mod:`.engines`) and in the list-scheduled statement order (two
     priorities, :mod:`.pipeline`), also with its store chains cut into column pieces
-    (``COLUMN_PIECES``, :mod:`.columns`) and skewed by a row (:mod:`.skew`), and keep,
+    (``COLUMN_PIECES``, :mod:`.columns`) and skewed by a row (:mod:`.skew`), and, for a
+    program of several strands (row tiles, :mod:`.strands`), skewed with a mix of
+    lowering recipes per strand and its instructions interleaved (:mod:`.mix`), and keep,
     of the lowerings the engine model ends at least ``REORDER_GAIN`` sooner than the
     first, the one it ends first: a faster kernel whose loops roll less (program order
     on the default engines rolls into the shortest text).
@@ -26,7 +28,7 @@ of the straight-line kernel (``dma_copy``, ``nc_matmul``, ...), estimated
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import product
@@ -40,12 +42,13 @@ from nkigym_graph.scheduling.plan import kernel_plan
 
 from .builder import KernelBuilder, KernelTypes, Lowering
 from .columns import split_columns
-from .engines import POLICIES, THRIFTY
+from .engines import POLICIES, RECIPE, THRIFTY, Recipe
 from .errors import NkiEmitError
 from .ir import Call, Loop, Unit, instructions
 from .lower import kernel_types, lower_program, pipelined_statements
 from .lowering import LOWERINGS
 from .memory import live_intervals, peak
+from .mix import WINDOWS, mixed, patterns, price
 from .names import identifier
 from .pipeline import PRIORITIES
 from .planned import lower_plan
@@ -53,6 +56,7 @@ from .render import KernelText, render_kernel
 from .rolling import Roller
 from .skew import skew_store_chains
 from .split import best_split, split_loads
+from .strands import strands
 
 COLUMN_PIECES = (2, 4)
 """With ``reorder``, the emitter also lowers the program with its store chains cut into
@@ -164,7 +168,7 @@ def _fit(
     orders = {
         priority: pipelined_statements(program, target, types, lowerings, priority) for priority in PRIORITIES
     }
-    tried = [
+    tried: list[Callable[[], KernelBuilder]] = [
         partial(
             lower_program,
             program,
@@ -193,12 +197,31 @@ def _fit(
             partial(lower_program, variant, target, types, lowerings, hoist, policy, pipelined)
             for policy in (*POLICIES, THRIFTY)
         )
+    tried.extend(_mixes(program, partial(lower_program, target=target, types=types, lowerings=lowerings)))
     for lower in tried:
         other = lower()
         fits = _sbuf_peak(other) <= room and _psum_peak(other) <= target.psum_bytes_per_partition
         if fits:
             best = _keep_faster(best, other, first)
     return best, splits
+
+
+def _mixes(program: Program, lower: Callable[..., KernelBuilder]) -> list[Callable[[], KernelBuilder]]:
+    """Lowerings of the skewed program with mixes of recipes per strand (:mod:`.mix`);
+    none for a program of fewer than two strands."""
+    count = len(set(strands(program).values()))
+    if count < 2:
+        return []
+    skewed = skew_store_chains(program)
+
+    def on_skewed(recipes: Sequence[Recipe]) -> KernelBuilder:
+        return lower(skewed, engine_policy=RECIPE, recipes=recipes)
+
+    return [
+        partial(mixed, on_skewed, pattern, window)
+        for pattern in patterns(price(on_skewed, count))
+        for window in WINDOWS
+    ]
 
 
 def _planned(

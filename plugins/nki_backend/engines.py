@@ -19,8 +19,9 @@ exponentials on the Scalar Engine), so that the engines end together; or ``thrif
 the engine on which it would finish first counting its own time ``THRIFT`` times more
 (so an instruction goes where it is cheap unless another engine is idle: the two-input
 Vector rate is twice the one-input one); it lowers the kernel with each and keeps the
-one the model ends first (``makespan``); otherwise (policy ``fixed``) every
-instruction stays on its default engine::
+one the model ends first (``makespan``); with policy ``recipe`` the long instructions
+of each strand of the program go where the strand's :class:`Recipe` says (:mod:`.mix`);
+otherwise (policy ``fixed``) every instruction stays on its default engine::
 
     nisa.tensor_reduce(dst=m, op=nl.maximum, data=x, ...)         # Vector only
     nisa.activation(dst=e, op=nl.exp, data=x, bias=m, ...)        # Scalar only
@@ -34,6 +35,7 @@ given to it. The figures only steer the choice; the kernel's time is the profile
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from nkigym_graph.nki_sim.timing.constants import TimingConstants
 
@@ -71,6 +73,32 @@ THRIFTY = "thrifty"
 """The policy the emitter also tries on column-split and skewed programs (:mod:`.columns`, :mod:`.skew`)."""
 THRIFT = 4.0
 """How many times ``thrifty`` counts an instruction's own time on an engine."""
+RECIPE = "recipe"
+"""The policy that follows a :class:`Recipe` per strand of the program (:mod:`.mix`)."""
+RECIPE_MIN_ELEMENTS = 512
+"""Instructions of fewer elements per partition than this go where they finish first
+under the ``recipe`` policy (a recipe places the long ones)."""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How one strand of the program (a row tile's statements, :mod:`.mix`) is lowered:
+    whether its row statistics take ``bn_stats`` (:mod:`.moments`), whether its chains
+    fuse into ``scalar_tensor_tensor`` s (:mod:`.scalar_tensor`), and the engine its long
+    one-input and two-input instructions run on, where NKI lets them (else they go where
+    they finish first)."""
+
+    moments: bool
+    fused: bool
+    one_input: str
+    two_input: str
+
+    @property
+    def label(self) -> str:
+        return (
+            f"{'bn_stats' if self.moments else 'sums'}, {'fused' if self.fused else 'plain'}, "
+            f"{self.one_input}/{self.two_input}"
+        )
 
 
 class EngineLoads:
@@ -87,6 +115,8 @@ class EngineLoads:
         self.writer: dict[int, str] = {}
         """Buffer -> the compute engine that wrote it last (its result reaches another
         engine ``engine_sync_ns`` later, as in the timing model)."""
+        self.recipe: Recipe | None = None
+        """Policy ``recipe``: the recipe of the strand being lowered (None: no strand's)."""
         self.ahead = {VECTOR: 0.0, SCALAR: 0.0, GPSIMD: 0.0, TENSOR: 0.0}
         """Time of the work only this engine can do that the kernel has still to issue
         (set by the caller; the ``ahead`` policy weighs it)."""
@@ -96,6 +126,7 @@ class EngineLoads:
         twin = EngineLoads(self.constants, self.policy)
         twin.busy, twin.free, twin.ahead = dict(self.busy), dict(self.free), dict(self.ahead)
         twin.ready, twin.writer = dict(self.ready), dict(self.writer)
+        twin.recipe = self.recipe
         return twin
 
     def preference(self, finished: float, own_ns: float) -> float:
@@ -185,20 +216,35 @@ class EngineLoads:
             self.writer[buffer] = self.writer[written]
 
     def choose(
-        self, options: Sequence[str], elements: int, inputs: int, reads: Sequence[int], write: int
+        self,
+        options: Sequence[str],
+        elements: int,
+        inputs: int,
+        reads: Sequence[int],
+        write: int,
+        psum: bool = False,
     ) -> str:
-        """The engine of ``options`` the policy prefers (the first option on a tie), queued there."""
-        engine = self.prefer(options, elements, inputs, reads)
+        """The engine of ``options`` the policy prefers (the first option on a tie), queued
+        there (``psum``: it reads or writes PSUM, a copy a recipe does not place)."""
+        engine = self.prefer(options, elements, inputs, reads, psum)
         self.run(engine, elements, inputs, reads, write, only=False)
         return engine
 
-    def prefer(self, options: Sequence[str], elements: int, inputs: int, reads: Sequence[int]) -> str:
-        """The engine of ``options`` the policy prefers (the first option on a tie), not queued."""
+    def prefer(
+        self, options: Sequence[str], elements: int, inputs: int, reads: Sequence[int], psum: bool = False
+    ) -> str:
+        """The engine of ``options`` the policy prefers (the first option on a tie), not queued;
+        ``recipe``: the recipe's engine for a long instruction off PSUM, where it is an option."""
+        placed = self.recipe is not None and self.policy == RECIPE and not psum
+        if placed and self.recipe is not None and elements >= RECIPE_MIN_ELEMENTS:
+            wanted = self.recipe.one_input if inputs < 2 else self.recipe.two_input
+            if wanted in options:
+                return wanted
 
         def cost(engine: str) -> float:
             if self.policy == "fixed":
                 return 0.0
-            if self.policy == "finish":
+            if self.policy in ("finish", RECIPE):
                 return self._finish(engine, elements, inputs, reads)
             if self.policy == "ahead":
                 return self._finish(engine, elements, inputs, reads) + self.ahead[engine]
@@ -212,10 +258,10 @@ class EngineLoads:
     def _finish(
         self, engine: str, elements: int, inputs: int, reads: Sequence[int], dtype: str = "bfloat16"
     ) -> float:
-        start = max([self.free[engine], *(self._ready_on(engine, r) for r in reads)])
+        start = max([self.free[engine], *(self.ready_on(engine, r) for r in reads)])
         return start + self.time_ns(engine, elements, inputs, dtype)
 
-    def _ready_on(self, engine: str, buffer: int) -> float:
+    def ready_on(self, engine: str, buffer: int) -> float:
         """When ``buffer``'s last write is visible to ``engine``."""
         writer = self.writer.get(buffer)
         sync = self.constants.engine_sync_ns if writer is not None and writer != engine else 0.0

@@ -4,7 +4,7 @@ and PSUM evictions, into a flat list of instruction groups."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import partial
 
 from nkigym_graph.ir.program import Program
@@ -13,13 +13,14 @@ from nkigym_graph.ir.targets import Target
 from nkigym_graph.ir.variables import INTERMEDIATE, OUTPUT
 
 from .builder import KernelBuilder, KernelTypes, Lowering
-from .engines import SCALAR, VECTOR, reachable
+from .engines import SCALAR, VECTOR, Recipe, reachable
 from .errors import NkiEmitError
 from .fusion import plan_fusions, sums_activation
 from .moments import lower_moments, plan_moments
 from .names import identifier, nki_dtype
 from .pipeline import pipelined_order
 from .schedule import allocation_points, statement_order
+from .strands import strands
 
 
 def kernel_types(program: Program, dtype: str | None) -> KernelTypes:
@@ -45,12 +46,14 @@ def lower_program(
     pipelined: bool = False,
     priority: str = "start",
     order: list[int] | None = None,
+    recipes: Sequence[Recipe] = (),
 ) -> KernelBuilder:
     """Lower ``program``; the builder holds the groups, tiles and HBM tensors.
     ``hoist_shared`` picks the statement order (:func:`.schedule.statement_order`),
     or ``pipelined`` the list-scheduled one (:mod:`.pipeline`, by ``priority``; ``order``
     when it is given, from :func:`pipelined_statements`); ``engine_policy`` how flexible
-    instructions find their engine (:mod:`.engines`)."""
+    instructions find their engine (:mod:`.engines`); with policy ``recipe``, strand ``i``
+    of the program (:func:`.mix.strands`) follows ``recipes[i % len(recipes)]``."""
     if program.fragment:
         raise NkiEmitError("a fragment (statements without def/return) cannot be emitted as a kernel")
     kb = KernelBuilder(program, target, types, lowerings, engine_policy)
@@ -70,7 +73,10 @@ def lower_program(
     ]
     points = allocation_points(program, order, shared, feeding_run=not pipelined)
     last_write = {program.writers_of(var)[-1]: var for var in kb.psum_vars if kb.needs_eviction(var)}
+    strand_of = strands(program) if recipes else {}
     for position, node in enumerate(order):
+        strand = strand_of.get(node)
+        kb.engines.recipe = None if strand is None else recipes[strand % len(recipes)]
         for var in points.get(position, ()):
             kb.open("alloc", f"{var}: written by {len(program.writers_of(var))} statements below")
             kb.allocate(var)

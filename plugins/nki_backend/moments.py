@@ -50,7 +50,7 @@ from nkigym_graph.ir.statement import Operand, Statement
 from nkigym_graph.ir.variables import INTERMEDIATE
 
 from .builder import STATISTIC_DTYPE, KernelBuilder
-from .engines import SCALAR, VECTOR, EngineLoads
+from .engines import RECIPE, SCALAR, VECTOR, EngineLoads
 from .fusion import Fusions
 from .ir import Ref, Tile, const_slices, whole
 
@@ -233,9 +233,11 @@ def prefers_moments(loads: EngineLoads, group: Moments, data: int) -> bool:
     the row sum (on the Vector or the Scalar Engine, whichever the policy prefers, see
     ``TensorReduceLowering``) and the squares' sum (Scalar), each way priced on a
     copy of ``loads`` (``data``: the buffer the group reads). The policy ``fixed``
-    never takes them."""
+    never takes them; the policy ``recipe`` does where the strand's recipe says so."""
     if loads.policy == "fixed":
         return False
+    if loads.recipe is not None and loads.policy == RECIPE:
+        return loads.recipe.moments
     pieces = chunks(group.count)
     stats, own, finished = loads.copy(), 0.0, 0.0
     for start, stop in pieces:

@@ -55,7 +55,8 @@ def render_units(units: Sequence[Unit], depth: int, loops: Loops, prefix: str) -
     out: list[str] = []
     for unit in units:
         if isinstance(unit, Group):
-            out.append(f"{pad}# {unit.comment}")
+            if unit.comment:
+                out.append(f"{pad}# {unit.comment}")
             for instr in unit.instrs:
                 out += [pad + line for line in _instr_lines(instr, loops)]
         else:

@@ -29,7 +29,7 @@ from nkigym_graph.ir.literals import format_literal
 from nkigym_graph.ir.statement import Statement
 
 from .builder import KernelBuilder, elements_of
-from .engines import CHOICES, VECTOR, EngineLoads, reachable
+from .engines import CHOICES, RECIPE, VECTOR, EngineLoads, reachable
 from .errors import NkiEmitError
 from .ir import Arg, Ref, whole
 from .names import BINARY_OPS, math_op
@@ -102,9 +102,12 @@ def _column_operand(kb: KernelBuilder, stmt: Statement, text: str) -> Arg:
 def fused_first(loads: EngineLoads, data: Ref, scalars: Sequence[Arg], operands: Sequence[Ref]) -> bool:
     """Whether the engine model's policy prefers the ``scalar_tensor_tensor`` s to the
     chain's own instructions, each way priced on a copy of the loads (the policy
-    ``fixed``, which keeps instructions on their default engines, never fuses)."""
+    ``fixed``, which keeps instructions on their default engines, never fuses; the policy
+    ``recipe`` fuses where the strand's recipe says so)."""
     if loads.policy == "fixed":
         return False
+    if loads.recipe is not None and loads.policy == RECIPE:
+        return loads.recipe.fused
     elements = elements_of(data)
     columns = [[id(s.base)] if isinstance(s, Ref) else [] for s in scalars]
     tiles = [id(o.base) for o in operands]

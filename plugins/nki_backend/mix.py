@@ -1,0 +1,123 @@
+"""A mix of recipes, one per strand, that shares the work out over the engines.
+
+The greedy engine policies (:mod:`.engines`) choose instruction by instruction, so they
+miss mixes such as a layer norm's best: some row tiles take every statistic and the
+normalisation on the Scalar Engine and the ``* gamma + beta`` on the GpSimd Engine,
+some fuse the normalisation into two ``scalar_tensor_tensor`` s on the Vector Engine,
+some take ``bn_stats`` on the Vector Engine. Here each strand of the program (a row
+tile, :mod:`.strands`) is lowered by one :class:`.engines.Recipe`:
+
+1. price each recipe: lower the program with every strand on it and take each
+   engine's busy time per strand (the engine model's, :mod:`.engines`);
+2. for each period of ``PATTERNS`` strands, choose how many take each recipe so that
+   the busiest engine's time is least (all counts are tried: a small integer program);
+3. spread those counts evenly over the period (``S F B S F B``), lower the program
+   with it and interleave the instruction groups (:mod:`.interleave`, each of
+   ``WINDOWS``), so that each engine's queue holds work of several strands at once.
+
+The emitter keeps the result only where the engine model ends it sooner than the
+other lowerings (fill, drain and the waits between engines decide which period is
+best, which the busy times alone do not show).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from itertools import product
+
+from .builder import KernelBuilder
+from .engines import GPSIMD, SCALAR, VECTOR, EngineLoads, Recipe
+from .interleave import interleave
+from .ir import Group
+from .strands import strands
+
+PATTERNS = range(2, 9)
+"""Strands in one period of the mixes tried."""
+WINDOWS = (24, 40)
+"""The interleaving windows tried (:data:`.interleave.WINDOW`)."""
+ENGINES = (VECTOR, SCALAR, GPSIMD)
+RECIPES = tuple(
+    Recipe(moments, fused, one, two)
+    for moments, fused, one, two in product((False, True), (False, True), (SCALAR, VECTOR), (GPSIMD, VECTOR))
+    if not fused or two == GPSIMD  # a fused chain has no two-input instruction of its own
+)
+"""The recipes tried: ``bn_stats`` or not, fused chains or not, the long one-input
+instructions on the Scalar or Vector Engine, the two-input ones on the GpSimd or Vector
+Engine."""
+
+Prices = dict[Recipe, tuple[float, ...]]
+"""Recipe -> busy time per strand on each of ``ENGINES``."""
+
+
+def price(lower: Callable[[Sequence[Recipe]], KernelBuilder], count: int) -> Prices:
+    """Each recipe's engine time per strand (of ``count``), from the program lowered all on it."""
+    prices: Prices = {}
+    for recipe in RECIPES:
+        busy = lower((recipe,)).engines.busy
+        prices[recipe] = tuple(busy[engine] / count for engine in ENGINES)
+    return prices
+
+
+def best_counts(prices: Prices, pattern: int) -> dict[Recipe, int]:
+    """How many of ``pattern`` strands take each recipe, least busiest engine time first,
+    then least total time."""
+    distinct: dict[tuple[float, ...], Recipe] = {}
+    for recipe, cost in prices.items():
+        distinct.setdefault(cost, recipe)
+    kept = [
+        (recipe, cost)
+        for cost, recipe in distinct.items()
+        if not any(
+            other != cost and all(o <= c for o, c in zip(other, cost, strict=True)) for other in distinct
+        )
+    ]
+    best: tuple[tuple[float, float], tuple[int, ...]] | None = None
+    for counts in _compositions(pattern, len(kept)):
+        loads = [
+            sum(n * cost[e] for n, (_, cost) in zip(counts, kept, strict=True)) for e in range(len(ENGINES))
+        ]
+        key = (max(loads), sum(loads))
+        if best is None or key < best[0]:
+            best = (key, counts)
+    assert best is not None
+    return {recipe: n for n, (recipe, _) in zip(best[1], kept, strict=True) if n}
+
+
+def spread(counts: dict[Recipe, int]) -> list[Recipe]:
+    """The recipes, each as often as counted, spread evenly over one period."""
+    slots = [((k + 0.5) / n, i, recipe) for i, (recipe, n) in enumerate(counts.items()) for k in range(n)]
+    return [recipe for _, _, recipe in sorted(slots, key=lambda slot: slot[:2])]
+
+
+def patterns(prices: Prices) -> list[tuple[Recipe, ...]]:
+    """The best mix of ``prices`` for each period of ``PATTERNS``, spread (distinct ones)."""
+    found: dict[tuple[Recipe, ...], None] = {}
+    for period in PATTERNS:
+        found.setdefault(tuple(spread(best_counts(prices, period))))
+    return list(found)
+
+
+def mixed(
+    lower: Callable[[Sequence[Recipe]], KernelBuilder], pattern: Sequence[Recipe], window: int
+) -> KernelBuilder:
+    """The program lowered by ``pattern`` with its groups interleaved within ``window``."""
+    kb = lower(pattern)
+    strand_of = strands(kb.program)
+
+    def recipe_of(group: Group) -> Recipe | None:
+        strand = None if group.node is None else strand_of.get(group.node)
+        return None if strand is None else pattern[strand % len(pattern)]
+
+    loads = EngineLoads(kb.engines.constants, kb.engines.policy)
+    kb.groups, kb.engines = interleave(kb.groups, loads, window, recipe_of)
+    return kb
+
+
+def _compositions(total: int, parts: int) -> Iterator[tuple[int, ...]]:
+    """Every tuple of ``parts`` counts >= 0 adding up to ``total``."""
+    if parts == 1:
+        yield (total,)
+        return
+    for first in range(total + 1):
+        for rest in _compositions(total - first, parts - 1):
+            yield (first, *rest)
