@@ -83,8 +83,8 @@ def derive_program(parent: Program, replaced: Mapping[int, Statement], removed: 
     from nkigym_graph.ir.program import Program
 
     gone_at = sorted(parent.position(node) for node in removed)
-    ids = _without(parent.ids, gone_at)
-    listed = list(_without(parent.statements, gone_at))
+    ids = tuple(_without(parent.ids, gone_at))
+    listed = _without(parent.statements, gone_at)
     for node, stmt in replaced.items():
         at = parent.position(node)
         listed[at - bisect_left(gone_at, at)] = stmt
@@ -151,12 +151,22 @@ def _copied(variables: Mapping[str, Variable]) -> dict[str, Variable]:
     return dict(variables)
 
 
-def _without(items: Sequence[T], gone_at: Sequence[int]) -> tuple[T, ...]:
-    """``items`` without the ascending positions ``gone_at``, copied a run at a time."""
-    if not gone_at:
-        return tuple(items)
-    bounds = [-1, *gone_at, len(items)]
-    return tuple(itertools.chain.from_iterable(items[a + 1 : b] for a, b in itertools.pairwise(bounds)))
+FEW_GONE = 8
+"""Positions ``_without`` deletes one at a time from a list copy (a C-level shift each);
+more are copied a run at a time."""
+
+
+def _without(items: Sequence[T], gone_at: Sequence[int]) -> list[T]:
+    """``items`` without the ascending positions ``gone_at``."""
+    if len(gone_at) <= FEW_GONE:
+        kept = list(items)
+        for at in reversed(gone_at):
+            del kept[at]
+        return kept
+    kept = list(items[: gone_at[0]])
+    for a, b in itertools.pairwise([*gone_at, len(items)]):
+        kept += items[a + 1 : b]
+    return kept
 
 
 def _redefined(

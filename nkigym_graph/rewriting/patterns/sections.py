@@ -54,6 +54,9 @@ class Section(NamedTuple):
     linked: frozenset[Signature]
     """The groups with pairs whose members depend on something: a rewrite between two
     of their members may change whether one reaches the other."""
+    paired: frozenset[Signature]
+    """The groups with free pairs (``Group.specs``): most groups of a large program
+    have none, and ``pair_specs`` looks at these only."""
 
     @classmethod
     def build(cls, analysis: MergeAnalysis, nodes: Iterable[int], axis: str) -> Section:
@@ -66,7 +69,12 @@ class Section(NamedTuple):
                 found.setdefault(sig[0], []).append((sig[1], node, sig[1] + known.size))
         order = _member_order(analysis.program.order_key)
         groups = {key: _group(analysis, sorted(members, key=order), axis) for key, members in found.items()}
-        return cls(axis, groups, frozenset(key for key, group in groups.items() if _linked(group)))
+        return cls(
+            axis,
+            groups,
+            frozenset(key for key, group in groups.items() if _linked(group)),
+            frozenset(key for key, group in groups.items() if group.specs),
+        )
 
     def derived(
         self,
@@ -99,10 +107,12 @@ class Section(NamedTuple):
         kept = dict(groups)
         rank = analysis.program.order_key
         ascending = sorted(rank(node) for node in dirty)
+        redone = set(affected)
         for key in self.linked:
             group = groups[key]
             if key not in affected and _between(ascending, group.first, group.last):
                 kept[key] = _reverified(analysis, group, axis, ascending)
+                redone.add(key)
         linked = set(self.linked)
         for key in affected:
             previous = kept.pop(key, None)
@@ -128,12 +138,20 @@ class Section(NamedTuple):
                 linked.add(key)
             else:
                 linked.discard(key)
-        return Section(axis, kept, frozenset(linked))
+        paired = set(self.paired)
+        for key in redone:
+            now = kept.get(key)
+            if now is not None and now.specs:
+                paired.add(key)
+            else:
+                paired.discard(key)
+        return Section(axis, kept, frozenset(linked), frozenset(paired))
 
     def pair_specs(self) -> list[Spec]:
         """Every mergeable pair: groups in order of their first statement, pairs along
         their chains."""
-        ordered = sorted((group.first, group.specs) for group in self.groups.values() if group.specs)
+        groups = self.groups
+        ordered = sorted((groups[key].first, groups[key].specs) for key in self.paired)
         return [spec for _, specs in ordered for spec in specs]
 
 
