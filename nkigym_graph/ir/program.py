@@ -126,7 +126,7 @@ class Program:
     _memo: dict[Hashable, Any]
     _derivation: Derivation | None
     _index: ProgramIndex | None
-    _keys: dict[int, str] | None
+    _keys: Mapping[int, str] | None
     _key_sum: int
     _hash: str | None
     _structure_hash: str | None
@@ -376,8 +376,9 @@ class Program:
                 total = key_sum(keys.values())
             object.__setattr__(self, "_key_sum", total)
             object.__setattr__(self, "_keys", keys)
-        assert self._keys is not None
-        return MappingProxyType(self._keys)
+        known = self._keys
+        assert known is not None
+        return MappingProxyType(known) if isinstance(known, dict) else known  # an overlay is read-only
 
     def _later_mentions(self, node: int) -> list[int]:
         """Later statements that read what ``node`` writes or write what it mentions (a
