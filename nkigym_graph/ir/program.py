@@ -118,9 +118,9 @@ class Program:
     _next_id: int
     """The id the next new statement gets (above every id ever used on this lineage)."""
     _graph: nx.DiGraph | None
-    _data_in: dict[int, tuple[tuple[int, Use], ...]]
+    _data_in: Mapping[int, tuple[tuple[int, Use], ...]]
     """Per node id, its data edges ``(source node, use)``."""
-    _order_in: dict[int, tuple[tuple[int, str], ...]]
+    _order_in: Mapping[int, tuple[tuple[int, str], ...]]
     """Per node id, its ordering edges ``(earlier node, variable)`` (also where a data edge exists)."""
     _pred: dict[int, tuple[int, ...]]
     _memo: dict[Hashable, Any]
@@ -233,8 +233,8 @@ class Program:
         statements: tuple[Statement, ...],
         ids: tuple[int, ...],
         variables: Mapping[str, Variable],
-        data_in: dict[int, tuple[tuple[int, Use], ...]],
-        order_in: dict[int, tuple[tuple[int, str], ...]],
+        data_in: Mapping[int, tuple[tuple[int, Use], ...]],
+        order_in: Mapping[int, tuple[tuple[int, str], ...]],
         derivation: Derivation,
     ) -> Program:
         """A snapshot with ``like``'s other fields from parts already verified
