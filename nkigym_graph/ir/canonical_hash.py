@@ -19,6 +19,7 @@ import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from hashlib import blake2b
 
+from nkigym_graph.ir import overlay
 from nkigym_graph.ir.dependencies import Use
 from nkigym_graph.ir.overlay import REMOVED, Overlay, over
 from nkigym_graph.ir.statement import StatementsById
@@ -127,13 +128,20 @@ def derived_node_keys(
     successors, e.g. every later statement mentioning one of its variables) are
     revisited if they have an edge from it. Untouched nodes are never visited."""
     maker = _KeyMaker(statements, variables)
-    # the parent's keys are shared, not copied: the child's are an overlay of the changes
-    changes: dict[int, str] = {}
-    total = parent_sum
-    for node in removed:
+    total, gone = parent_sum, list(removed)
+    shared = len(parent_keys) >= overlay.SHARED_FROM
+    changes: dict[int, str]
+    keys: Mapping[int, str]
+    if shared:  # the child's keys are an overlay of the changes on the parent's
+        changes = dict.fromkeys(gone, REMOVED)
+        keys = Overlay(parent_keys, changes)  # reads through the changes made so far
+    else:  # a small parent's keys are copied and changed in the copy
+        changes = parent_keys.copy() if isinstance(parent_keys, dict) else dict(parent_keys)
+        keys = changes
+        for node in gone:
+            del changes[node]
+    for node in gone:
         total -= int(parent_keys[node], 16)
-        changes[node] = REMOVED
-    keys = Overlay(parent_keys, changes)  # reads through the changes made so far
     queue = sorted((order_key(node), node) for node in set(dirty))  # ascending: already a heap
     queued = {node for _, node in queue}
     while queue:
@@ -148,7 +156,7 @@ def derived_node_keys(
             if later not in queued and _has_edge_from(node, data_in[later], order_in[later]):
                 queued.add(later)
                 heapq.heappush(queue, (order_key(later), later))
-    return over(parent_keys, changes), total % KEY_MODULUS
+    return over(parent_keys, changes) if shared else keys, total % KEY_MODULUS
 
 
 KEY_MODULUS = 2**128
