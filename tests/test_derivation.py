@@ -15,7 +15,7 @@ from transforms.test_transforms_properties import TRANSFORMS, tiled_cases
 import nkigym_graph as ng
 from nkigym_graph import Program
 from nkigym_graph.errors import TransformError
-from nkigym_graph.ir import positions
+from nkigym_graph.ir import overlay, positions
 from nkigym_graph.ir.positions import ShiftedPositions
 from nkigym_graph.ir.statement import Operand
 from nkigym_graph.ir.synthetic import tiled_matmul
@@ -221,3 +221,27 @@ def test_a_derived_snapshot_reads_positions_through_its_parents_until_it_builds_
         lineage.append(child)
     assert len(lineage) == 13
     assert built_any == (most_removed < 1024)
+
+
+@pytest.mark.parametrize("flatten_min", [1024, 4])
+def test_derived_snapshots_sharing_their_parents_tables_equal_full_builds(
+    monkeypatch: pytest.MonkeyPatch, flatten_min: int
+) -> None:
+    """Edges and node keys shared with the parent through overlays (here on a small
+    program: ``SHARED_FROM`` set to 0; with ``FLATTEN_MIN`` 4 they are flattened now
+    and then) read as a full build's."""
+    monkeypatch.setattr(overlay, "SHARED_FROM", 0)
+    monkeypatch.setattr(overlay, "FLATTEN_MIN", flatten_min)
+    program = tiled_matmul(512, 256, 512)
+    assert program.canonical_hash
+    kinds = set()
+    for step in range(12):
+        transform = ng.get_transform(("data_reuse", "operand_merge", "dead_code")[step % 3])
+        matches = ng.analyze(program, transform)
+        if not matches:
+            continue
+        child = ng.apply(program, transform, matches[len(matches) // 2])
+        assert_derived_correctly(child, program)
+        kinds |= {type(table).__name__ for table in (child._data_in, child._order_in, child._keys)}
+        program = child
+    assert kinds == ({"Overlay"} if flatten_min == 1024 else {"Overlay", "dict"})

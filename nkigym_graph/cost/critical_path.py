@@ -184,6 +184,14 @@ def _accumulate(
     widths = np.frexp((lengths[longer] - 1).astype(np.float64))[1]  # length <= 2 ** width
     for width in np.unique(widths).tolist():
         group = longer[widths == width]
+        if len(group) == 1:  # one chain (e.g. a long run on one queue): slices, no table
+            chain = int(group[0])
+            first, length = int(starts[chain]), int(lengths[chain])
+            sums = np.empty(length + 1, dtype=np.float64)
+            sums[0] = begin[chain]
+            sums[1:] = seconds[first : first + length]
+            finish[first : first + length] = np.add.accumulate(sums)[1:]
+            continue
         span = np.arange(1 << width)
         inside = span < lengths[group, None]
         members = np.minimum(starts[group, None] + span, len(seconds) - 1)

@@ -19,7 +19,9 @@ import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from hashlib import blake2b
 
+from nkigym_graph.ir import overlay
 from nkigym_graph.ir.dependencies import Use
+from nkigym_graph.ir.overlay import REMOVED, Overlay, over
 from nkigym_graph.ir.statement import StatementsById
 from nkigym_graph.ir.targets import Target
 from nkigym_graph.ir.variables import INTERMEDIATE, Param, Variable
@@ -115,7 +117,7 @@ def derived_node_keys(
     candidates: Callable[[int], Iterable[int]],
     order_key: Callable[[int], int],
     parent_sum: int,
-) -> tuple[dict[int, str], int]:
+) -> tuple[Mapping[int, str], int]:
     """``node_keys`` of a program derived from a parent whose keys (and their
     ``key_sum``, ``parent_sum``) are known, and their ``key_sum``: a node keeps its
     parent's key (statements keep their ids) unless it is ``dirty`` or reads from or is
@@ -126,11 +128,20 @@ def derived_node_keys(
     successors, e.g. every later statement mentioning one of its variables) are
     revisited if they have an edge from it. Untouched nodes are never visited."""
     maker = _KeyMaker(statements, variables)
-    # ``copy`` clones the table (``dict(...)`` re-inserts every entry once one was deleted)
-    keys = parent_keys.copy() if isinstance(parent_keys, dict) else dict(parent_keys)
-    total = parent_sum
-    for node in removed:
-        total -= int(keys.pop(node), 16)
+    total, gone = parent_sum, list(removed)
+    shared = len(parent_keys) >= overlay.SHARED_FROM
+    changes: dict[int, str]
+    keys: Mapping[int, str]
+    if shared:  # the child's keys are an overlay of the changes on the parent's
+        changes = dict.fromkeys(gone, REMOVED)
+        keys = Overlay(parent_keys, changes)  # reads through the changes made so far
+    else:  # a small parent's keys are copied and changed in the copy
+        changes = parent_keys.copy() if isinstance(parent_keys, dict) else dict(parent_keys)
+        keys = changes
+        for node in gone:
+            del changes[node]
+    for node in gone:
+        total -= int(parent_keys[node], 16)
     queue = sorted((order_key(node), node) for node in set(dirty))  # ascending: already a heap
     queued = {node for _, node in queue}
     while queue:
@@ -139,13 +150,13 @@ def derived_node_keys(
         old = keys.get(node)
         if key == old:
             continue
-        keys[node] = key
+        changes[node] = key
         total += int(key, 16) - (int(old, 16) if old is not None else 0)
         for later in candidates(node):
             if later not in queued and _has_edge_from(node, data_in[later], order_in[later]):
                 queued.add(later)
                 heapq.heappush(queue, (order_key(later), later))
-    return keys, total % KEY_MODULUS
+    return over(parent_keys, changes) if shared else keys, total % KEY_MODULUS
 
 
 KEY_MODULUS = 2**128

@@ -8,8 +8,9 @@ verdicts only on the statement and its variables. So the child recomputes the
 after the edit) over the statements mentioning them, verifies the edited statements
 and those statements, and takes the rest from the parent as it is: statements keep
 their ids, so the parent's per-statement tables (edges, variable definitions, keys)
-hold for every statement the edit did not touch, and the child copies them (a
-C-level dict copy) and overwrites the touched entries. The result is the same
+hold for every statement the edit did not touch: the child copies the variables (a
+C-level dict copy) and overwrites the touched entries, and shares the edges and keys
+of a large parent through an overlay of the changed entries (``ir/overlay.py``). The result is the same
 snapshot a full build gives (tests build both and compare, ids mapped by position),
 with the same verification rules applied to everything that changed.
 
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from nkigym_graph.ir.capacity import check_capacity
 from nkigym_graph.ir.dependencies import Dependencies, Use, build_dependencies
+from nkigym_graph.ir.overlay import REMOVED, over
 from nkigym_graph.ir.statement import Operand, Statement
 from nkigym_graph.ir.variables import Variable, check_arity, record_write
 from nkigym_graph.ir.verify import Describe, check_dependencies, check_returns, check_statements
@@ -83,8 +85,8 @@ def derive_program(parent: Program, replaced: Mapping[int, Statement], removed: 
     from nkigym_graph.ir.program import Program
 
     gone_at = sorted(parent.position(node) for node in removed)
-    ids = _without(parent.ids, gone_at)
-    listed = list(_without(parent.statements, gone_at))
+    ids = tuple(_without(parent.ids, gone_at))
+    listed = _without(parent.statements, gone_at)
     for node, stmt in replaced.items():
         at = parent.position(node)
         listed[at - bisect_left(gone_at, at)] = stmt
@@ -151,12 +153,22 @@ def _copied(variables: Mapping[str, Variable]) -> dict[str, Variable]:
     return dict(variables)
 
 
-def _without(items: Sequence[T], gone_at: Sequence[int]) -> tuple[T, ...]:
-    """``items`` without the ascending positions ``gone_at``, copied a run at a time."""
-    if not gone_at:
-        return tuple(items)
-    bounds = [-1, *gone_at, len(items)]
-    return tuple(itertools.chain.from_iterable(items[a + 1 : b] for a, b in itertools.pairwise(bounds)))
+FEW_GONE = 8
+"""Positions ``_without`` deletes one at a time from a list copy (a C-level shift each);
+more are copied a run at a time."""
+
+
+def _without(items: Sequence[T], gone_at: Sequence[int]) -> list[T]:
+    """``items`` without the ascending positions ``gone_at``."""
+    if len(gone_at) <= FEW_GONE:
+        kept = list(items)
+        for at in reversed(gone_at):
+            del kept[at]
+        return kept
+    kept = list(items[: gone_at[0]])
+    for a, b in itertools.pairwise([*gone_at, len(items)]):
+        kept += items[a + 1 : b]
+    return kept
 
 
 def _redefined(
@@ -225,18 +237,18 @@ def _edges(
     tracked: Set[str],
     nodes: Sequence[int],
     deps: Dependencies,
-) -> tuple[dict[int, tuple[tuple[int, Use], ...]], dict[int, tuple[tuple[int, str], ...]], set[int]]:
+) -> tuple[Mapping[int, tuple[tuple[int, Use], ...]], Mapping[int, tuple[tuple[int, str], ...]], set[int]]:
     """Per node, its incoming data and ordering edges: the parent's, those of
     ``tracked`` variables replaced by the recomputed ones (``deps``); and the nodes
-    whose edges changed."""
-    # ``copy`` clones the table (``dict(...)`` re-inserts every entry once one was deleted)
-    data_in, order_in = parent._data_in.copy(), parent._order_in.copy()
-    for node in removed:
-        del data_in[node], order_in[node]
+    whose edges changed. The parent's tables are shared (``over``), not copied."""
+    parent_data, parent_order = parent._data_in, parent._order_in
+    gone = list(removed)
+    data_in: dict[int, tuple[tuple[int, Use], ...]] = dict.fromkeys(gone, REMOVED)
+    order_in: dict[int, tuple[tuple[int, str], ...]] = dict.fromkeys(gone, REMOVED)
     new_data, new_order = deps.data, deps.order
     rewired = set()
     for node in nodes:
-        before_data, before_order = data_in.get(node, ()), order_in.get(node, ())
+        before_data, before_order = parent_data.get(node, ()), parent_order.get(node, ())
         kept = tuple(edge for edge in before_data if edge[1].var not in tracked)
         data = data_in[node] = kept + tuple(new_data.get(node, ()))
         kept_order = tuple(edge for edge in before_order if edge[1] not in tracked)
@@ -246,7 +258,7 @@ def _edges(
             order != before_order and set(order) != set(before_order)
         ):
             rewired.add(node)
-    return data_in, order_in, rewired
+    return over(parent_data, data_in), over(parent_order, order_in), rewired
 
 
 def _describer(

@@ -118,15 +118,15 @@ class Program:
     _next_id: int
     """The id the next new statement gets (above every id ever used on this lineage)."""
     _graph: nx.DiGraph | None
-    _data_in: dict[int, tuple[tuple[int, Use], ...]]
+    _data_in: Mapping[int, tuple[tuple[int, Use], ...]]
     """Per node id, its data edges ``(source node, use)``."""
-    _order_in: dict[int, tuple[tuple[int, str], ...]]
+    _order_in: Mapping[int, tuple[tuple[int, str], ...]]
     """Per node id, its ordering edges ``(earlier node, variable)`` (also where a data edge exists)."""
     _pred: dict[int, tuple[int, ...]]
     _memo: dict[Hashable, Any]
     _derivation: Derivation | None
     _index: ProgramIndex | None
-    _keys: dict[int, str] | None
+    _keys: Mapping[int, str] | None
     _key_sum: int
     _hash: str | None
     _structure_hash: str | None
@@ -233,8 +233,8 @@ class Program:
         statements: tuple[Statement, ...],
         ids: tuple[int, ...],
         variables: Mapping[str, Variable],
-        data_in: dict[int, tuple[tuple[int, Use], ...]],
-        order_in: dict[int, tuple[tuple[int, str], ...]],
+        data_in: Mapping[int, tuple[tuple[int, Use], ...]],
+        order_in: Mapping[int, tuple[tuple[int, str], ...]],
         derivation: Derivation,
     ) -> Program:
         """A snapshot with ``like``'s other fields from parts already verified
@@ -376,8 +376,9 @@ class Program:
                 total = key_sum(keys.values())
             object.__setattr__(self, "_key_sum", total)
             object.__setattr__(self, "_keys", keys)
-        assert self._keys is not None
-        return MappingProxyType(self._keys)
+        known = self._keys
+        assert known is not None
+        return MappingProxyType(known) if isinstance(known, dict) else known  # an overlay is read-only
 
     def _later_mentions(self, node: int) -> list[int]:
         """Later statements that read what ``node`` writes or write what it mentions (a

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from transforms.test_transforms_properties import TRANSFORMS, tiled_cases
 
 import nkigym_graph as ng
+from nkigym_graph.ir import overlay
 from nkigym_graph.ir.synthetic import tiled_matmul
 from nkigym_graph.plugin.transforms import matches_of
 from nkigym_graph.rewriting.analysis_cache import analysis_of
@@ -116,3 +117,25 @@ def test_an_equal_patterns_update_moves_only_the_pairs_it_touched(monkeypatch) -
         program = ng.apply(program, reuse, matches_of(program, reuse)[pick])
         assert_reanalysis_is_analysis(program, "data_reuse")
     assert moved and all(moved)  # the updates took the bisection path, and it found every pair
+
+
+@pytest.mark.parametrize("flatten_min", [1024, 4])
+def test_analyses_sharing_their_parents_groups_equal_full_ones(
+    monkeypatch: pytest.MonkeyPatch, flatten_min: int
+) -> None:
+    """Set-pattern groups (and the snapshots' tables) shared with the parent through
+    overlays (here on a small program: ``SHARED_FROM`` set to 0; with ``FLATTEN_MIN`` 4
+    they are flattened now and then) give the matches a full analysis gives."""
+    monkeypatch.setattr(overlay, "SHARED_FROM", 0)
+    monkeypatch.setattr(overlay, "FLATTEN_MIN", flatten_min)
+    program = tiled_matmul(512, 256, 512)
+    for name in INCREMENTAL:
+        matches_of(program, ng.get_transform(name))
+    for step in range(12):
+        transform = ng.get_transform(("data_reuse", "operand_merge", "dead_code")[step % 3])
+        matches = matches_of(program, transform)
+        if not len(matches):
+            continue
+        program = ng.apply(program, transform, matches[len(matches) // 2])
+        for name in INCREMENTAL:
+            assert_reanalysis_is_analysis(program, name)

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Callable, Iterable, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from typing import NamedTuple
 
 from nkigym_graph.ir.derivation import Derivation
+from nkigym_graph.ir.overlay import REMOVED, over
 from nkigym_graph.rewriting.patterns.adjacency import Member, MergeAnalysis, Signature
 
 Spec = tuple[str, int, int]
@@ -50,10 +51,13 @@ class Section(NamedTuple):
     """The merge groups of one op along one axis."""
 
     axis: str
-    groups: dict[Signature, Group]
+    groups: Mapping[Signature, Group]
     linked: frozenset[Signature]
     """The groups with pairs whose members depend on something: a rewrite between two
     of their members may change whether one reaches the other."""
+    paired: frozenset[Signature]
+    """The groups with free pairs (``Group.specs``): most groups of a large program
+    have none, and ``pair_specs`` looks at these only."""
 
     @classmethod
     def build(cls, analysis: MergeAnalysis, nodes: Iterable[int], axis: str) -> Section:
@@ -66,7 +70,12 @@ class Section(NamedTuple):
                 found.setdefault(sig[0], []).append((sig[1], node, sig[1] + known.size))
         order = _member_order(analysis.program.order_key)
         groups = {key: _group(analysis, sorted(members, key=order), axis) for key, members in found.items()}
-        return cls(axis, groups, frozenset(key for key, group in groups.items() if _linked(group)))
+        return cls(
+            axis,
+            groups,
+            frozenset(key for key, group in groups.items() if _linked(group)),
+            frozenset(key for key, group in groups.items() if group.specs),
+        )
 
     def derived(
         self,
@@ -96,21 +105,24 @@ class Section(NamedTuple):
             if sig is not None:
                 affected.add(sig[0])
                 joining.setdefault(sig[0], []).append((sig[1], node, sig[1] + known.size))
-        kept = dict(groups)
+        changes: dict[Signature, Group] = {}  # the groups kept are the parent's (``over``)
         rank = analysis.program.order_key
         ascending = sorted(rank(node) for node in dirty)
+        redone = set(affected)
         for key in self.linked:
             group = groups[key]
             if key not in affected and _between(ascending, group.first, group.last):
-                kept[key] = _reverified(analysis, group, axis, ascending)
+                changes[key] = _reverified(analysis, group, axis, ascending)
+                redone.add(key)
         linked = set(self.linked)
         for key in affected:
-            previous = kept.pop(key, None)
+            previous = groups.get(key)
             if previous is None:
                 members = sorted(joining.get(key, []), key=_member_order(rank))
                 if members:
-                    kept[key] = _group(analysis, members, axis)
+                    changes[key] = _group(analysis, members, axis)
                 continue
+            changes[key] = REMOVED  # unless members remain
             # kept members keep their order keys, so their order: only the joining ones are placed
             members = [m for m in previous.members if m[1] not in removed and m[1] not in dirty]
             order = _member_order(rank)
@@ -121,19 +133,28 @@ class Section(NamedTuple):
                 sourceless = None
                 if previous.sourceless:
                     sourceless = not any(analysis.facts(m[1], axis).sourced for m in joining.get(key, ()))
-                kept[key] = _group(analysis, members, axis, sourceless)
+                changes[key] = _group(analysis, members, axis, sourceless)
+        kept = over(groups, changes)
         for key in affected:
             now = kept.get(key)
             if now is not None and _linked(now):
                 linked.add(key)
             else:
                 linked.discard(key)
-        return Section(axis, kept, frozenset(linked))
+        paired = set(self.paired)
+        for key in redone:
+            now = kept.get(key)
+            if now is not None and now.specs:
+                paired.add(key)
+            else:
+                paired.discard(key)
+        return Section(axis, kept, frozenset(linked), frozenset(paired))
 
     def pair_specs(self) -> list[Spec]:
         """Every mergeable pair: groups in order of their first statement, pairs along
         their chains."""
-        ordered = sorted((group.first, group.specs) for group in self.groups.values() if group.specs)
+        groups = self.groups
+        ordered = sorted((groups[key].first, groups[key].specs) for key in self.paired)
         return [spec for _, specs in ordered for spec in specs]
 
 
