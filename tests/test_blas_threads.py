@@ -6,7 +6,7 @@ import numpy as np  # loads numpy's BLAS
 import pytest
 from threadpoolctl import threadpool_info
 
-from nkigym_graph.numeric.evaluate import one_blas_thread
+from nkigym_graph.numeric.blas import one_blas_thread
 
 
 def _blas_threads() -> list[int]:

@@ -15,11 +15,7 @@ are views or zeros. Semantics are those of ``nkigym_graph.interpret`` in float64
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from functools import lru_cache
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -28,47 +24,13 @@ from nkigym_graph.ir.dependencies import Use
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.slices import Slices, contains, intersection
 from nkigym_graph.ir.statement import Statement
+from nkigym_graph.numeric.blas import one_blas_thread
 from nkigym_graph.numeric.memo import ByteLRU
 
 RECOMPUTED_ENGINES = frozenset({"dma", "none"})
 """Engines whose statements are cheap to redo (copies, allocations): never memoized."""
 
 Sink = Callable[[int, np.ndarray], None]
-
-
-@lru_cache(maxsize=1)
-def _blas() -> Any:
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
-class _Held:
-    """The open ``one_blas_thread`` blocks: the limit is the process's, so the first
-    block sets it and the last one to close restores it."""
-
-    lock = threading.Lock()
-    count = 0
-    limiter: Any = None
-
-
-@contextmanager
-def one_blas_thread() -> Iterator[None]:
-    """Tiles are small: BLAS threads only add overhead (tens of times on a busy machine).
-    Blocks nest: only the outermost one changes the limit (a search holds it for all its
-    checks instead of setting it per program)."""
-    with _Held.lock:
-        if _Held.count == 0:
-            _Held.limiter = _blas().limit(limits=1, user_api="blas")
-        _Held.count += 1
-    try:
-        yield
-    finally:
-        with _Held.lock:
-            _Held.count -= 1
-            if _Held.count == 0:
-                _Held.limiter.restore_original_limits()
-                _Held.limiter = None
 
 
 def _index(region: Slices, within: Slices) -> tuple[slice, ...]:

@@ -32,6 +32,7 @@ from nkigym_graph.ir.arguments import describe, require_program
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.slices import Slices
 from nkigym_graph.ir.variables import INTERMEDIATE
+from nkigym_graph.numeric.blas import one_blas_thread
 from nkigym_graph.numeric.memory_limit import DEFAULT_MAX_BYTES, check_memory
 
 
@@ -117,7 +118,8 @@ def interpret(
     if max_bytes is not None and (type(max_bytes) is not int or max_bytes < 0):
         raise NkigymError(f"interpret: max_bytes must be a non-negative int or None, got {max_bytes!r}")
     try:
-        env = run(program, arrays, dtype, max_bytes)
+        with one_blas_thread():
+            env = run(program, arrays, dtype, max_bytes)
     except MemoryError as err:
         raise ResourceLimitError(f"interpret: out of memory running {program.name!r}: {err}") from None
     if program.fragment:

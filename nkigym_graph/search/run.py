@@ -21,8 +21,8 @@ from nkigym_graph.errors import PluginError
 from nkigym_graph.ir.arguments import describe, require_int, require_type
 from nkigym_graph.ir.collector import collector_relaxed
 from nkigym_graph.ir.program import Program
+from nkigym_graph.numeric.blas import one_blas_thread
 from nkigym_graph.numeric.equivalence import DEFAULT_MEMO_BYTES, DEFAULT_SAMPLES, VerifySettings
-from nkigym_graph.numeric.evaluate import one_blas_thread
 from nkigym_graph.plugin.transforms import get_transform
 from nkigym_graph.rewriting.transform import Transform
 from nkigym_graph.search.confirm import confirm_with_netlist
