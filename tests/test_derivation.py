@@ -62,6 +62,7 @@ def assert_same_snapshot(derived: Program, built: Program) -> None:
         assert {key: [to[n] for n in nodes] for key, nodes in lookup.items()} == {
             key: list(nodes) for key, nodes in expected.items()
         }
+        assert len(lookup) == len(expected) and list(lookup) == list(lookup)  # keys kept once listed
     assert {v: sorted((to[n], p) for n, p in c) for v, c in index.consumers.items()} == {
         v: sorted(c) for v, c in other.consumers.items()
     }

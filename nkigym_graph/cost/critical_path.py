@@ -124,7 +124,9 @@ def _follow(prev: np.ndarray, after: np.ndarray, seconds: np.ndarray, order: np.
     tasks = len(seconds)
     heads = ~((after == prev) & (prev >= 0))
     starts = np.flatnonzero(heads)
-    lengths = np.diff(starts, append=tasks)
+    lengths = np.empty_like(starts)
+    lengths[:-1] = starts[1:] - starts[:-1]
+    lengths[-1:] = tasks - starts[-1:]
     chain_of = np.cumsum(heads, dtype=np.int32) - 1
     source = after[starts]
     chains = len(starts)
@@ -176,14 +178,16 @@ def _accumulate(
     1``, the first starting at ``begin[i]``) as running sums, chains of similar length
     together (rows of one array, padded with 0.0 after their end)."""
     single = lengths == 1
-    first = starts[single]
-    finish[first] = begin[single] + seconds[first]
-    longer = np.flatnonzero(~single)
-    if not len(longer):
+    if single.all():  # the usual level: tasks waiting on tasks of other queues
+        finish[starts] = begin + seconds[starts]
         return
+    if single.any():
+        first = starts[single]
+        finish[first] = begin[single] + seconds[first]
+    longer = np.flatnonzero(~single)
     widths = np.frexp((lengths[longer] - 1).astype(np.float64))[1]  # length <= 2 ** width
-    for width in np.unique(widths).tolist():
-        group = longer[widths == width]
+    for width in sorted(set(widths.tolist())):
+        group = longer[widths == width] if len(longer) > 1 else longer
         if len(group) == 1:  # one chain (e.g. a long run on one queue): slices, no table
             chain = int(group[0])
             first, length = int(starts[chain]), int(lengths[chain])

@@ -35,12 +35,15 @@ RELAXED_THRESHOLDS = (100_000, 20, 20)
 @contextmanager
 def collector_relaxed() -> Iterator[None]:
     """Inside the block, objects alive at entry are frozen (never rescanned) and the
-    collector runs rarely; garbage cycles are still collected."""
+    collector runs rarely; garbage cycles are still collected. At exit, the objects
+    alive join the oldest generation (the young ones too: the restored thresholds would
+    rescan up to ``RELAXED_THRESHOLDS[0]`` of them at the next allocation)."""
     thresholds = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(*RELAXED_THRESHOLDS)
     try:
         yield
     finally:
+        gc.freeze()
         gc.set_threshold(*thresholds)
         gc.unfreeze()

@@ -104,7 +104,7 @@ class DerivedLookup(Mapping[str, tuple[Any, ...]]):
     statements had) and with ``fresh`` (the changed statements' own entries).
     """
 
-    __slots__ = ("_fresh", "_gone", "_memo", "_order_key", "_pairs", "_parent")
+    __slots__ = ("_fresh", "_gone", "_keys", "_memo", "_order_key", "_pairs", "_parent")
 
     def __init__(
         self,
@@ -120,6 +120,9 @@ class DerivedLookup(Mapping[str, tuple[Any, ...]]):
         self._order_key = order_key
         self._pairs = pairs
         self._memo: dict[str, tuple[Any, ...]] = {}
+        self._keys: tuple[str, ...] | None = None
+        """The keys with entries, once iterated (a chain of derived lookups iterates its
+        ancestors' keys otherwise)."""
 
     def _entries(self, key: str) -> tuple[Any, ...]:
         found = self._memo.get(key)
@@ -152,12 +155,17 @@ class DerivedLookup(Mapping[str, tuple[Any, ...]]):
         return self._entries(key) or default
 
     def __iter__(self) -> Iterator[str]:
-        keys = dict.fromkeys(self._parent)
-        keys.update(dict.fromkeys(self._fresh))
-        return (key for key in keys if self._entries(key))
+        if self._keys is None:
+            keys = dict.fromkeys(self._parent)
+            keys.update(dict.fromkeys(self._fresh))
+            self._keys = tuple(key for key in keys if self._entries(key))
+        return iter(self._keys)
 
     def __len__(self) -> int:
-        return sum(1 for _ in self)
+        if self._keys is None:
+            iter(self)
+        assert self._keys is not None
+        return len(self._keys)
 
 
 def _freeze(mapping: Lists) -> Mapping[str, tuple[Any, ...]]:

@@ -96,7 +96,9 @@ def over(base: Mapping[K, V], changes: Mapping[K, V]) -> Mapping[K, V]:
     else:
         merged, root = dict(changes), base
     if len(root) < SHARED_FROM or (len(merged) > FLATTEN_MIN and FLATTEN_AT * len(merged) > len(root)):
-        flat = dict(root)
+        # a dict's own copy clones its table (``dict(root)`` reinserts every entry when
+        # the table has holes, as one that lost entries to an edit does: 6x slower)
+        flat = root.copy() if isinstance(root, dict) else dict(root)
         for key, value in merged.items():
             if value is _GONE:
                 flat.pop(key, None)

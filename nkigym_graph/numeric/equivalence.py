@@ -3,7 +3,9 @@
 Inputs are float64 standard-normal arrays drawn once per search from its seed. A
 *sampled* check compares a fixed set of random output elements (drawn from the same
 seed), evaluating only the statements those elements depend on; a *full* check
-compares every output element. Both run through one memoized ``Evaluator``, so a
+compares every output element (evaluating, when the outputs are HBM tensors, only the
+elements whose last writers differ from the root's by node key:
+``nkigym_graph.numeric.owners``). Both run through one memoized ``Evaluator``, so a
 state recomputes only the statements whose canonical node key is new; a sampled check
 also finds the statements writing sample points by node key (``Verifier._jobs_by_key``)
 and keeps the values they wrote there by node key: a statement whose key was seen
@@ -29,6 +31,7 @@ from nkigym_graph.numeric.compare import errors, magnitude
 from nkigym_graph.numeric.evaluate import Evaluator
 from nkigym_graph.numeric.memo import ByteLRU
 from nkigym_graph.numeric.memory_limit import DEFAULT_MAX_BYTES
+from nkigym_graph.numeric.owners import final_owners, writers_owning
 
 JOB_CACHE_LIMIT = 500_000
 """Node keys whose sample jobs (and sampled values) a verifier keeps (cleared past this)."""
@@ -106,6 +109,9 @@ class Verifier:
         self._sampled_scale = _scales(self._sampled)
         self._full: dict[str, np.ndarray] | None = None
         self._full_scale: dict[str, float] = {}
+        self._key_ids: dict[str, int] = {}
+        """Node keys of output writers, numbered (``final_owners``)."""
+        self._root_owners: dict[str, np.ndarray] | None = None
         self._agreed: dict[str, bool] = {}
         """Structure hashes found to agree (value: checked on every element): programs
         with the same statements compute the same, whatever their schedule."""
@@ -131,11 +137,16 @@ class Verifier:
         local = tuple(coords[inside] - start for coords, (start, _) in zip(points, region, strict=True))
         return Job(var, inside, local)
 
+    def _on_chip(self, program: Program) -> bool:
+        """Whether ``program`` returns an on-chip tile (whose writers' keys do not fix the
+        region they write)."""
+        variables = program.variables
+        return any(var in variables and variables[var].kind == INTERMEDIATE for var in self.outputs)
+
     def _jobs(self, program: Program) -> tuple[dict[int, Job], bool]:
         """The statements writing sample points, by node, and whether they were found by
         node key (then a statement's key fixes the values it writes there)."""
-        variables = program.variables
-        if any(var in variables and variables[var].kind == INTERMEDIATE for var in self.outputs):
+        if self._on_chip(program):
             found = [self._job(stmt) for stmt in program.statements]  # returns an on-chip tile
             return dict(zip(compress(program.ids, found), filter(None, found), strict=True)), False
         return self._jobs_by_key(program), True
@@ -200,6 +211,49 @@ class Verifier:
         self.evaluator.run(program, program.in_order(owner), sink)
         return out
 
+    def _written(
+        self, program: Program, owners: Mapping[str, np.ndarray], differ: Mapping[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        """Per output in ``differ``, the values left by its writers that own (``owners``)
+        an element ``differ`` marks (zeros where none of them writes)."""
+        owner = {
+            node: var
+            for var, mask in differ.items()
+            for node in writers_owning(program, var, owners[var], mask, self._key_ids)
+        }
+        out = {var: np.zeros(self.shapes[var]) for var in differ}
+
+        def sink(node: int, value: np.ndarray) -> None:
+            region = program[node].dst.slices
+            out[owner[node]][tuple(slice(s, e) for s, e in region)] = value
+
+        self.evaluator.run(program, program.in_order(owner), sink)
+        return out
+
+    def _full_by_key(self, program: Program) -> str | None:
+        """A full check of ``program`` (returning HBM tensors, as the root does): the
+        elements whose last writers have the root's node keys hold the root's values; the
+        others are evaluated in both and compared, to within ``RTOL`` of their largest
+        value in the root (where they differ: in output coordinates)."""
+        ids = self._key_ids
+        if self._root_owners is None or len(ids) > JOB_CACHE_LIMIT:
+            ids.clear()
+            self._root_owners = {
+                var: final_owners(self.root, var, self.shapes[var], ids) for var in self.outputs
+            }
+        theirs = self._root_owners
+        mine = {var: final_owners(program, var, self.shapes[var], ids) for var in self.outputs}
+        differ = {var: mask for var in self.outputs if (mask := mine[var] != theirs[var]).any()}
+        if not differ:
+            return None
+        want = self._written(self.root, theirs, differ)
+        got = self._written(program, mine, differ)
+        expected = {var: want[var][mask] for var, mask in differ.items()}
+        actual = {var: got[var][mask] for var, mask in differ.items()}
+        if _compare(actual, expected, None) is None:
+            return None
+        return _compare(actual, expected, {var: np.nonzero(mask) for var, mask in differ.items()})
+
     # -- checking ---------------------------------------------------------------------
     def check(self, program: Program, full: bool = False) -> str | None:
         """None if ``program`` agrees with the root, else what differs (a program with the
@@ -220,6 +274,8 @@ class Verifier:
         wrong_shape = [v for v in self.outputs if program.variables[v].shape != self.shapes[v]]
         if wrong_shape:
             return f"output {wrong_shape[0]!r} has shape {program.variables[wrong_shape[0]].shape}"
+        if full and not (self._on_chip(self.root) or self._on_chip(program)):
+            return self._full_by_key(program)
         if full:
             if self._full is None:
                 self._full = self.full(self.root)

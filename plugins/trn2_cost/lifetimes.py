@@ -164,7 +164,10 @@ def evictions_of(
     queues = [table.engines.index(q) for q in DMA_QUEUES if q in table.engines]
     if queues:
         fixed = float(program.target.facts["dma_dge_fixed_seconds"])
-        transfers = nodes[np.isin(table.columns.queue[rows[nodes]], queues)]
+        queue = table.columns.queue[rows[nodes]]  # the columns first: they may add engines
+        is_dma = np.zeros(len(table.engines), dtype=bool)
+        is_dma[queues] = True
+        transfers = nodes[is_dma[queue]]
         for at in transfers.tolist():
             node = ids[at]
             latency[node] = [Task("", fixed, tuple([src for src, _ in data[node]]))]

@@ -31,6 +31,10 @@ from .tasks import Added, Layout, Spec, Timed, laid_out
 from .tasks import derive as derive_layout
 from .tasks import schedule as schedule_layout
 
+ANCESTORS = 2
+"""Ancestors without a kept run ``estimate`` estimates first, from the kept run of the
+one above them (a derived estimate costs a fraction of a full one)."""
+
 
 class Trn2CostModel:
     """The analytic Trainium2 cost model (see the module docstring: a program derived
@@ -50,7 +54,7 @@ class Trn2CostModel:
         with self._lock:
             run = self._runs.get(program)
             if run is None:
-                run = self._derived(program) or self._full(program)
+                run = self._derived(program, ANCESTORS) or self._full(program)
                 self._runs.put(program, run)
             return run.report
 
@@ -76,8 +80,20 @@ class Trn2CostModel:
         ends_by_statement = ends_by_statement_of(len(rows), starts, ends)
         return Run(weakref.ref(program), table, found.signature, rows, ends_by_statement, inserted, report)
 
-    def _derived(self, program: Program) -> Run | None:
-        """The run of ``program`` from its parent's (None: estimate it in full). The
+    def _kept_or_derived(self, program: Program, ancestors: int) -> Run | None:
+        """The kept run of ``program``, or one derived (and kept) from its parent's, which
+        may be derived the same way, ``ancestors`` levels up at most (None: neither)."""
+        run = self._runs.get(program)
+        if run is None and ancestors > 0:
+            run = self._derived(program, ancestors - 1)
+            if run is not None:
+                self._runs.put(program, run)
+        return run
+
+    def _derived(self, program: Program, ancestors: int = 0) -> Run | None:
+        """The run of ``program`` from its parent's (None: estimate it in full); a parent
+        without a kept run (e.g. a program rebuilt from its own parent) is estimated from
+        its ancestors' first (``ANCESTORS``). The
         statements that are not dirty are the parent's (same ids), with the same edges
         and tiles (the derivation marks every statement whose statement, edges or
         on-chip variables changed), so they keep their prices, evictions and tasks when
@@ -89,7 +105,7 @@ class Trn2CostModel:
         the parent's critical predecessors (``tasks.schedule``)."""
         derivation = program.derivation
         parent = derivation.parent() if derivation is not None else None
-        before = self._runs.get(parent) if parent is not None else None
+        before = self._kept_or_derived(parent, ancestors) if parent is not None else None
         if derivation is None or parent is None or before is None or before.ends is None:
             return None
         touched = derivation.touched

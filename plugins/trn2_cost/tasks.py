@@ -366,10 +366,9 @@ def _busy(layout: Layout, engines: Sequence[str]) -> Mapping[str, float]:
             continue
         first = start
         if live is not None:
-            alive = np.flatnonzero(live[start:stop])
-            if not len(alive):
+            first = start + int(np.argmax(live[start:stop]))
+            if not live[first]:
                 continue
-            first = start + int(alive[0])
         total = float(np.add.accumulate(seconds[start:stop])[-1])
         found.append((int(key[first]), engines[int(queue[start])], total))
     return MappingProxyType({name: total for _, name, total in sorted(found)})

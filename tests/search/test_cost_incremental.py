@@ -119,6 +119,30 @@ def test_a_derived_program_is_not_estimated_in_full(monkeypatch: pytest.MonkeyPa
         assert_as_full(model, program)
 
 
+def test_a_parent_without_a_run_is_estimated_from_its_ancestors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Programs derived from one never estimated (e.g. rebuilt by a search) are estimated
+    from the first kept run up their ancestry, their ancestors on the way, not in full."""
+    module = __import__(Trn2CostModel.__module__, fromlist=["_"])
+    walk = _walk(tiled_matmul(512, 512, 512, dtype="bfloat16"), 1 + module.ANCESTORS)
+    assert len(walk) == 2 + module.ANCESTORS
+    model = Trn2CostModel()
+    model.estimate(walk[0])
+
+    def refuse(program: Program) -> None:
+        raise AssertionError("estimated in full")
+
+    monkeypatch.setattr(model, "_full", refuse)
+    model.estimate(walk[-1])
+    assert all(model._runs.get(program) is not None for program in walk)
+    monkeypatch.undo()
+    for program in walk:
+        assert_as_full(model, program)
+    beyond = Trn2CostModel()
+    beyond.estimate(walk[0])
+    beyond.estimate(_walk(walk[-1], 1)[-1])  # one ancestor too many: in full
+    assert all(beyond._runs.get(program) is None for program in walk[1:])
+
+
 def _walk_refusing(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> tuple[Trn2CostModel, list]:
     """A model's estimates along a walk, ``owner.name`` refusing to run after the first
     derived program (whose parent's task layout is built then); undone after."""

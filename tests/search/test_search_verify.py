@@ -11,6 +11,7 @@ import pytest
 import nkigym_graph as ng
 from nkigym_graph.ir.synthetic import tiled_matmul
 from nkigym_graph.numeric.memo import ByteLRU
+from nkigym_graph.numeric.owners import final_owners
 from nkigym_graph.rewriting.transform import Edit, Match, Rename, Transform
 from nkigym_graph.search import SearchError, Verifier, VerifySettings, search
 from nkigym_graph.tiling import (
@@ -66,7 +67,10 @@ def test_memoized_evaluation_agrees_with_numpy_and_the_interpreter(name: str) ->
 def test_a_rewritten_state_recomputes_only_changed_statements() -> None:
     root = tiled_matmul(512, 512, 512)
     verifier = Verifier(root)
+    computed = verifier.evaluator.computed
     assert verifier.check(root, full=True) is None
+    assert verifier.evaluator.computed == computed  # the root's own writers: nothing to compare
+    verifier.full(root)  # every statement of the root in the memo
     before = verifier.evaluator.computed
     reused = ng.apply(root, "data_reuse", ng.analyze(root, "data_reuse")[0])
     assert verifier.check(reused, full=True) is None
@@ -79,6 +83,51 @@ def test_a_rewritten_state_recomputes_only_changed_statements() -> None:
     assert verifier.check(merged, full=True) is None
     recomputed = verifier.evaluator.computed - before  # the matmuls reading the merged tile, and after
     assert 0 < recomputed <= len(root.statements_of("nc_matmul")) // 2
+
+
+def test_a_full_check_evaluates_only_the_tiles_whose_last_writers_changed() -> None:
+    root = tiled_matmul(512, 512, 512)
+    deduplicated = ng.saturate(root, ["data_reuse"])
+    merge = next(m for m in ng.analyze(deduplicated, "operand_merge") if "load" in m.detail)
+    merged = ng.apply(deduplicated, "operand_merge", merge)
+    verifier = Verifier(root)
+    before = verifier.evaluator.computed
+    assert verifier.check(merged, full=True) is None
+    by_key = verifier.evaluator.computed - before
+    whole = Verifier(root)
+    before = whole.evaluator.computed
+    np.testing.assert_array_equal(whole.full(merged)["output"], whole.full(root)["output"])
+    assert 0 < by_key < whole.evaluator.computed - before
+
+
+def test_a_full_check_reports_an_element_where_the_outputs_differ() -> None:
+    root = tiled_matmul(256, 256, 512)
+    node = root.statements_of("load")[-1]
+    rows, (start, stop) = root[node].operands[0].slices
+    assert start > 0
+    moved = root[node].with_operand(0, ng.Operand("b", (rows, (0, stop - start))))  # not the last tile
+    wrong = root.replace(statements=[moved if i == node else s for i, s in enumerate(root.statements)])
+    verifier = Verifier(root)
+    message = verifier.check(wrong, full=True)
+    assert message is not None
+    where = tuple(int(i) for i in message[len("output[") : message.index("]")].split(","))
+    got, want = verifier.full(wrong)["output"], verifier.full(root)["output"]
+    assert got[where] != want[where]
+
+
+def test_later_writes_own_the_elements_they_overwrite() -> None:
+    root = tiled_matmul(256, 256, 256)
+    store = root[root.writers_of("output")[2]]  # rows 0-128, columns 128-256
+    again = store.with_operand(1, ng.Operand("output", ((64, 192), (0, 128))))
+    program = root.replace(statements=[*root.statements, again])
+    ids: dict[str, int] = {}
+    owner = final_owners(program, "output", (256, 256), ids)
+    last = ids[program.node_keys[program.writers_of("output")[-1]]]
+    assert (owner[64:192, :128] == last).all() and not (owner[:64] == last).any()
+    message = Verifier(root).check(program, full=True)
+    assert message is not None
+    row, column = (int(i) for i in message[len("output[") : message.index("]")].split(","))
+    assert 64 <= row < 192 and column < 128
 
 
 def test_the_memo_is_bounded_by_bytes() -> None:
