@@ -171,7 +171,11 @@ def key_sum(keys: Iterable[str]) -> int:
 def _has_edge_from(
     node: int, data_in: Sequence[tuple[int, Use]], order_in: Sequence[tuple[int, str]]
 ) -> bool:
-    return any(src == node for src, _ in data_in) or any(src == node for src, _ in order_in)
+    for edges in (data_in, order_in):  # loops: a few edges each, any() of a generator costs more
+        for src, _ in edges:
+            if src == node:
+                return True
+    return False
 
 
 def program_key(

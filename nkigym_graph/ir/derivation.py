@@ -195,9 +195,15 @@ def _writes(stmt: Statement) -> list[Operand]:
 
 def _mentioning_any(lookup: Mapping[int, Statement], nodes: Sequence[int], variables: Set[str]) -> set[int]:
     """The statements ``nodes`` that mention one of ``variables``."""
+    found: set[int] = set()
     if not variables:
-        return set()
-    return {node for node in nodes if any(o.var in variables for o in lookup[node].operands)}
+        return found
+    for node in nodes:  # loops: a few operands each, any() of a generator costs more
+        for operand in lookup[node].operands:
+            if operand.var in variables:
+                found.add(node)
+                break
+    return found
 
 
 def _mentioning(parent: Program, tracked: Set[str], changed: Set[int], removed: Set[int]) -> list[int]:

@@ -142,7 +142,7 @@ def _in_place(layout: Layout, specs: Mapping[int, Spec]) -> list[list[int]] | No
             return None
         wanted.append([engine for engine, _, _ in spec.inserted] + [-1] * (places - count) + [spec.queue])
     found = np.vstack((extra[:, nodes], own[nodes][None]))  # [place, statement], own task last
-    queues = np.where(found >= 0, layout.queue[found], -1)
+    queues = np.where(found >= 0, layout.queue.take(found), -1)
     if not np.array_equal(queues, np.array(wanted, dtype=np.int64).T):
         return None
     return [[task for task in column if task >= 0] for column in found.T.tolist()]
@@ -317,7 +317,7 @@ def _previous(queue: np.ndarray) -> np.ndarray:
 
 def _guessed(finish: np.ndarray, columns: np.ndarray) -> np.ndarray:
     """Per column of ``preds``, the row whose task finished last (``finish``, -1: none)."""
-    return np.argmax(np.where(columns >= 0, finish[columns], 0.0), axis=0)
+    return np.argmax(np.where(columns >= 0, finish.take(columns), 0.0), axis=0)
 
 
 class Timed(NamedTuple):

@@ -249,3 +249,28 @@ def test_sampled_checks_of_states_agree_with_a_fresh_verifier() -> None:
         assert all(np.array_equal(got[var], expected[var]) for var in expected)
         assert np.array_equal(got["output"], fresh.full(program)["output"][fresh.points["output"]])
         assert shared.check(program) is None
+
+
+def test_a_sampled_check_reuses_the_verdict_of_programs_with_the_same_sample_writers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the statements writing sample points, by node key and in order, fix the samples
+    import nkigym_graph.numeric.equivalence as equivalence
+
+    root = tiled_matmul(512, 256, 384)
+    verifier = Verifier(root, VerifySettings(seed=2, samples=64))
+    compared = []
+    compare = equivalence._compare
+    monkeypatch.setattr(equivalence, "_compare", lambda *args: compared.append(1) or compare(*args))
+    assert verifier.check(root) is None and len(compared) == 1
+    reused = ng.apply(root, "data_reuse", ng.analyze(root, "data_reuse")[0])  # same writers' keys
+    assert reused.structure_hash != root.structure_hash
+    assert verifier.check(reused) is None and len(compared) == 1
+    merge = next(m for m in ng.analyze(reused, "operand_merge") if "load" in m.detail)
+    merged = ng.apply(reused, "operand_merge", merge)
+    assert verifier.check(merged) is None and len(compared) == 2
+    node = root.statements_of("load")[0]
+    moved = root[node].with_operand(0, ng.Operand("a", ((128, 256), (0, 128))))
+    wrong = root.replace(statements=[moved if i == node else s for i, s in enumerate(root.statements)])
+    fresh = Verifier(root, VerifySettings(seed=2, samples=64))
+    assert verifier.check(wrong) == fresh.check(wrong) is not None
