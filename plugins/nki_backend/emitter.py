@@ -48,7 +48,7 @@ from .ir import Call, Loop, Unit, instructions
 from .lower import kernel_types, lower_program, pipelined_statements
 from .lowering import LOWERINGS
 from .memory import live_intervals, peak
-from .mix import WINDOWS, mixed, patterns, price
+from .mix import END_PIECES, END_STRANDS, WINDOWS, ending, mixed, patterns, price
 from .names import identifier
 from .pipeline import PRIORITIES
 from .planned import lower_plan
@@ -207,21 +207,32 @@ def _fit(
 
 
 def _mixes(program: Program, lower: Callable[..., KernelBuilder]) -> list[Callable[[], KernelBuilder]]:
-    """Lowerings of the skewed program with mixes of recipes per strand (:mod:`.mix`);
-    none for a program of fewer than two strands."""
-    count = len(set(strands(program).values()))
+    """Lowerings of the skewed program with mixes of recipes per strand (:mod:`.mix`), and
+    of the program with its last ``END_STRANDS`` strands' store chains cut into
+    ``END_PIECES`` column pieces (:func:`.mix.ending`); none for a program of fewer than
+    two strands."""
+    strand_of = strands(program)
+    count = len(set(strand_of.values()))
     if count < 2:
         return []
     skewed = skew_store_chains(program)
+    last = {node for node, strand in strand_of.items() if strand >= count - END_STRANDS}
+    ended = skew_store_chains(split_columns(program, END_PIECES, last))
 
-    def on_skewed(recipes: Sequence[Recipe]) -> KernelBuilder:
-        return lower(skewed, engine_policy=RECIPE, recipes=recipes)
+    def on(variant: Program, recipes: Sequence[Recipe | None]) -> KernelBuilder:
+        return lower(variant, engine_policy=RECIPE, recipes=recipes)
 
-    return [
-        partial(mixed, on_skewed, pattern, window)
-        for pattern in patterns(price(on_skewed, count))
-        for window in WINDOWS
+    found = patterns(price(partial(on, skewed), count))
+    tried: list[Callable[[], KernelBuilder]] = [
+        partial(mixed, partial(on, skewed), pattern, window) for pattern in found for window in WINDOWS
     ]
+    if ended is not skewed and count > END_STRANDS:
+        tried += [
+            partial(mixed, partial(on, ended), ending(pattern, count), window)
+            for pattern in found
+            for window in WINDOWS
+        ]
+    return tried
 
 
 def _planned(
