@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import product
-from typing import Any
+from typing import Any, cast
 
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import ScheduleError
@@ -48,7 +48,7 @@ from .ir import Call, Loop, Unit, instructions
 from .lower import kernel_types, lower_program, pipelined_statements
 from .lowering import LOWERINGS
 from .memory import live_intervals, peak
-from .mix import END_PIECES, END_STRANDS, WINDOWS, ending, mixed, patterns, price
+from .mix import END_PIECES, END_STRANDS, WINDOWS, ending, mixed, patterns, price, refine
 from .names import identifier
 from .pipeline import PRIORITIES
 from .planned import lower_plan
@@ -197,12 +197,26 @@ def _fit(
             partial(lower_program, variant, target, types, lowerings, hoist, policy, pipelined)
             for policy in (*POLICIES, THRIFTY)
         )
-    tried.extend(_mixes(program, partial(lower_program, target=target, types=types, lowerings=lowerings)))
+
+    def fits(kb: KernelBuilder) -> bool:
+        return _sbuf_peak(kb) <= room and _psum_peak(kb) <= target.psum_bytes_per_partition
+
+    lower_mix = partial(lower_program, target=target, types=types, lowerings=lowerings)
     for lower in tried:
         other = lower()
-        fits = _sbuf_peak(other) <= room and _psum_peak(other) <= target.psum_bytes_per_partition
-        if fits:
+        if fits(other):
             best = _keep_faster(best, other, first)
+    mixes = _mixes(program, lower_mix)
+    best_mix: tuple[float, Callable[[], KernelBuilder]] | None = None
+    for lower in mixes:
+        other = lower()
+        if fits(other):
+            best = _keep_faster(best, other, first)
+            if best_mix is None or other.engines.makespan < best_mix[0]:
+                best_mix = (other.engines.makespan, lower)
+    if best_mix is not None:  # the best mix, its first and last strands' recipes revisited
+        mix_lower, recipes, window = cast(partial[KernelBuilder], best_mix[1]).args
+        best = _keep_faster(best, refine(mix_lower, recipes, window, fits), first)
     return best, splits
 
 
@@ -224,7 +238,9 @@ def _mixes(program: Program, lower: Callable[..., KernelBuilder]) -> list[Callab
 
     found = patterns(price(partial(on, skewed), count))
     tried: list[Callable[[], KernelBuilder]] = [
-        partial(mixed, partial(on, skewed), pattern, window) for pattern in found for window in WINDOWS
+        partial(mixed, partial(on, skewed), _repeated(pattern, count), window)
+        for pattern in found
+        for window in WINDOWS
     ]
     if ended is not skewed and count > END_STRANDS:
         tried += [
@@ -233,6 +249,11 @@ def _mixes(program: Program, lower: Callable[..., KernelBuilder]) -> list[Callab
             for window in WINDOWS
         ]
     return tried
+
+
+def _repeated(pattern: Sequence[Recipe], count: int) -> tuple[Recipe, ...]:
+    """``pattern`` repeated over ``count`` strands."""
+    return tuple(pattern[i % len(pattern)] for i in range(count))
 
 
 def _planned(

@@ -134,6 +134,39 @@ def mixed(
     return kb
 
 
+REFINED_FIRST = 3
+"""Strands at the start of the program whose recipes :func:`refine` revisits."""
+REFINED_LAST = 6
+"""Strands at the end of the program whose recipes :func:`refine` revisits."""
+
+
+def refine(
+    lower: Callable[[Sequence[Recipe | None]], KernelBuilder],
+    recipes: Sequence[Recipe | None],
+    window: int,
+    fits: Callable[[KernelBuilder], bool],
+) -> KernelBuilder:
+    """The program lowered by ``recipes`` (one per strand) with its groups interleaved
+    within ``window``, after changing the recipe of each of the first ``REFINED_FIRST``
+    and last ``REFINED_LAST`` strands, one at a time, to the one (of ``RECIPES``, or none)
+    with which the engine model ends the kernel first: the repeating pattern is right for
+    the steady state, but at the start some engines wait for the first rows, and at the
+    end for the last rows' stores."""
+    chosen = list(recipes)
+    best = mixed(lower, chosen, window)
+    count = len(chosen)
+    revisited = sorted({*range(min(REFINED_FIRST, count)), *range(max(0, count - REFINED_LAST), count)})
+    for strand in revisited:
+        for recipe in (*RECIPES, None):
+            if recipe == chosen[strand]:
+                continue
+            trial = [*chosen[:strand], recipe, *chosen[strand + 1 :]]
+            kb = mixed(lower, trial, window)
+            if kb.engines.makespan < best.engines.makespan and fits(kb):
+                best, chosen = kb, trial
+    return best
+
+
 def _compositions(total: int, parts: int) -> Iterator[tuple[int, ...]]:
     """Every tuple of ``parts`` counts >= 0 adding up to ``total``."""
     if parts == 1:
