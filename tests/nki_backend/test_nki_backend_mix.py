@@ -19,14 +19,14 @@ from hypothesis import strategies as st
 import nkigym_graph as ng
 from nkigym_graph.ir.targets import TRN2
 from nkigym_graph_plugins.nki_backend import emitter
+from nkigym_graph_plugins.nki_backend.columns import split_columns
 from nkigym_graph_plugins.nki_backend.engines import GPSIMD, SCALAR, VECTOR, Recipe
 from nkigym_graph_plugins.nki_backend.interleave import _accesses
 from nkigym_graph_plugins.nki_backend.lower import kernel_types, lower_program
 from nkigym_graph_plugins.nki_backend.lowering import LOWERINGS
-from nkigym_graph_plugins.nki_backend.columns import split_columns
 from nkigym_graph_plugins.nki_backend.mix import RECIPES, best_counts, ending, mixed, price, refine, spread
-from nkigym_graph_plugins.nki_backend.skew import skew_store_chains
 from nkigym_graph_plugins.nki_backend.render import KernelText, render_kernel
+from nkigym_graph_plugins.nki_backend.skew import skew_store_chains
 from nkigym_graph_plugins.nki_backend.strands import strands
 
 from .test_nki_backend_moments import layernorm, layernorm_numpy
