@@ -194,10 +194,15 @@ class EngineLoads:
         self.writer.pop(write, None)
 
     def _place(self, ring: str, earliest: float, duration: float) -> float:
-        """Book ``duration`` on ``ring`` at its first gap from ``earliest`` on (a ring moves
-        a later transfer while an earlier one waits for its inputs, as the timing model's
-        queues do); returns when it ends. The busy spans are kept maximal (touching ones
-        merged), so a ring busy without a break is one span."""
+        """Book ``duration`` on ``ring`` from ``earliest`` on; returns when it ends. Under
+        the policy ``recipe`` a transfer takes the ring's first gap (a ring moves a later
+        transfer while an earlier one waits for its inputs, as the timing model's queues
+        do: a mix's row additions wait for their rows among loads that do not); otherwise
+        transfers keep the order they are issued in, which also stands for the waits for
+        rotating buffers (a rolled kernel's) that the model does not follow. The busy
+        spans are kept maximal (touching ones merged)."""
+        if self.policy != RECIPE:
+            return max(self.free[ring], earliest) + duration
         booked = self.booked.setdefault(ring, [])
         start = earliest
         index = bisect.bisect_right(booked, (start, float("inf")))

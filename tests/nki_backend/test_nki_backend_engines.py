@@ -13,7 +13,7 @@ import nkigym_graph as ng
 from nkigym_graph.nki_sim.timing.constants import TRN2_TIMING
 from nkigym_graph_plugins.nki_backend.builder import hbm_run_bytes
 from nkigym_graph_plugins.nki_backend.emitter import _faster
-from nkigym_graph_plugins.nki_backend.engines import GPSIMD, SCALAR, THRIFTY, VECTOR, EngineLoads
+from nkigym_graph_plugins.nki_backend.engines import GPSIMD, RECIPE, SCALAR, THRIFTY, VECTOR, EngineLoads
 from nkigym_graph_plugins.nki_backend.ir import Hbm, Ref, const_slices
 
 
@@ -132,10 +132,16 @@ def test_the_fastest_policy_is_kept_when_it_is_clearly_faster_than_the_first_low
 
 
 def test_a_ring_moves_a_later_transfer_while_an_earlier_one_waits_for_its_input() -> None:
-    """As the timing model's queues: a store whose input is late leaves the ring to the
-    stores after it, which fill the gap before it; a ring busy without a break is one span."""
+    """As the timing model's queues, under the policy ``recipe``: a store whose input is
+    late leaves the ring to the stores after it, which fill the gap before it; a ring busy
+    without a break is one span. Other policies keep the order transfers are issued in."""
     c = TRN2_TIMING
-    loads = EngineLoads(c)
+    fifo = EngineLoads(c)
+    fifo.run(VECTOR, 8192, 1, [], 1)
+    fifo.transfer(False, 128, 4096, 4096, [1], 2)
+    fifo.transfer(False, 128, 4096, 4096, [], 3)
+    assert fifo.ready[3] > fifo.ready[2]
+    loads = EngineLoads(c, RECIPE)
     late = loads.run(VECTOR, 8192, 1, [], 1)  # its input is ready after ~8.6 us
     loads.transfer(False, 128, 4096, 4096, [1], 2)
     loads.transfer(False, 128, 4096, 4096, [], 3)  # input ready at once: moves first
