@@ -207,14 +207,15 @@ def _fit(
         if fits(other):
             best = _keep_faster(best, other, first)
     mixes = _mixes(program, lower_mix)
-    best_mix: tuple[float, Callable[[], KernelBuilder]] | None = None
+    best_mix: tuple[KernelBuilder, Callable[[], KernelBuilder]] | None = None
     for lower in mixes:
         other = lower()
         if fits(other):
             best = _keep_faster(best, other, first)
-            if best_mix is None or other.engines.makespan < best_mix[0]:
-                best_mix = (other.engines.makespan, lower)
-    if best_mix is not None:  # the best mix, its first and last strands' recipes revisited
+            if best_mix is None or other.engines.makespan < best_mix[0].engines.makespan:
+                best_mix = (other, lower)
+    if best_mix is not None and best is best_mix[0]:  # the best mix, kept: its first and
+        # last strands' recipes revisited (not worth its time where another lowering wins)
         mix_lower, recipes, window = cast(partial[KernelBuilder], best_mix[1]).args
         best = _keep_faster(best, refine(mix_lower, recipes, window, fits), first)
     return best, splits
