@@ -364,6 +364,8 @@ def time_call(
     if dst is None:
         return args
     reads = [id(ref.base) for ref in refs]
+    if any(key == "dst_rmw_op" for key, _ in args):  # it reads what it adds into
+        reads.append(id(dst.base))
     if fn == "nisa.dma_copy" and refs:
         load = isinstance(dst.base, Tile | Pool)
         side = dst if load else refs[0]

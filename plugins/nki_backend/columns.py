@@ -24,6 +24,7 @@ moved and the same values computed, piece by piece.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Collection
 
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.statement import Operand, Statement
@@ -56,10 +57,12 @@ def column_pieces(width: int, pieces: int) -> list[Bounds]:
     return list(itertools.pairwise(edges))
 
 
-def split_columns(program: Program, pieces: int) -> Program:
+def split_columns(program: Program, pieces: int, only: Collection[int] | None = None) -> Program:
     """``program`` with every splittable statement (module docstring) cut into up to
-    ``pieces`` column pieces; unchanged when none is."""
+    ``pieces`` column pieces (``only``: those of these statements); unchanged when none is."""
     chosen = _splittable(program, pieces)
+    if only is not None:
+        chosen = {node: bounds for node, bounds in chosen.items() if node in only}
     if not chosen:
         return program
     taken = set(program.variables)

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import product
-from typing import Any
+from typing import Any, cast
 
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import ScheduleError
@@ -48,7 +48,7 @@ from .ir import Call, Loop, Unit, instructions
 from .lower import kernel_types, lower_program, pipelined_statements
 from .lowering import LOWERINGS
 from .memory import live_intervals, peak
-from .mix import WINDOWS, mixed, patterns, price
+from .mix import END_PIECES, END_STRANDS, WINDOWS, ending, mixed, patterns, price, refine
 from .names import identifier
 from .pipeline import PRIORITIES
 from .planned import lower_plan
@@ -197,31 +197,64 @@ def _fit(
             partial(lower_program, variant, target, types, lowerings, hoist, policy, pipelined)
             for policy in (*POLICIES, THRIFTY)
         )
-    tried.extend(_mixes(program, partial(lower_program, target=target, types=types, lowerings=lowerings)))
+
+    def fits(kb: KernelBuilder) -> bool:
+        return _sbuf_peak(kb) <= room and _psum_peak(kb) <= target.psum_bytes_per_partition
+
+    lower_mix = partial(lower_program, target=target, types=types, lowerings=lowerings)
     for lower in tried:
         other = lower()
-        fits = _sbuf_peak(other) <= room and _psum_peak(other) <= target.psum_bytes_per_partition
-        if fits:
+        if fits(other):
             best = _keep_faster(best, other, first)
+    mixes = _mixes(program, lower_mix)
+    best_mix: tuple[KernelBuilder, Callable[[], KernelBuilder]] | None = None
+    for lower in mixes:
+        other = lower()
+        if fits(other):
+            best = _keep_faster(best, other, first)
+            if best_mix is None or other.engines.makespan < best_mix[0].engines.makespan:
+                best_mix = (other, lower)
+    if best_mix is not None and best is best_mix[0]:  # the best mix, kept: its first and
+        # last strands' recipes revisited (not worth its time where another lowering wins)
+        mix_lower, recipes, window = cast(partial[KernelBuilder], best_mix[1]).args
+        best = _keep_faster(best, refine(mix_lower, recipes, window, fits), first)
     return best, splits
 
 
 def _mixes(program: Program, lower: Callable[..., KernelBuilder]) -> list[Callable[[], KernelBuilder]]:
-    """Lowerings of the skewed program with mixes of recipes per strand (:mod:`.mix`);
-    none for a program of fewer than two strands."""
-    count = len(set(strands(program).values()))
+    """Lowerings of the skewed program with mixes of recipes per strand (:mod:`.mix`), and
+    of the program with its last ``END_STRANDS`` strands' store chains cut into
+    ``END_PIECES`` column pieces (:func:`.mix.ending`); none for a program of fewer than
+    two strands."""
+    strand_of = strands(program)
+    count = len(set(strand_of.values()))
     if count < 2:
         return []
     skewed = skew_store_chains(program)
+    last = {node for node, strand in strand_of.items() if strand >= count - END_STRANDS}
+    ended = skew_store_chains(split_columns(program, END_PIECES, last))
 
-    def on_skewed(recipes: Sequence[Recipe]) -> KernelBuilder:
-        return lower(skewed, engine_policy=RECIPE, recipes=recipes)
+    def on(variant: Program, recipes: Sequence[Recipe | None]) -> KernelBuilder:
+        return lower(variant, engine_policy=RECIPE, recipes=recipes)
 
-    return [
-        partial(mixed, on_skewed, pattern, window)
-        for pattern in patterns(price(on_skewed, count))
+    found = patterns(price(partial(on, skewed), count))
+    tried: list[Callable[[], KernelBuilder]] = [
+        partial(mixed, partial(on, skewed), _repeated(pattern, count), window)
+        for pattern in found
         for window in WINDOWS
     ]
+    if ended is not skewed and count > END_STRANDS:
+        tried += [
+            partial(mixed, partial(on, ended), ending(pattern, count), window)
+            for pattern in found
+            for window in WINDOWS
+        ]
+    return tried
+
+
+def _repeated(pattern: Sequence[Recipe], count: int) -> tuple[Recipe, ...]:
+    """``pattern`` repeated over ``count`` strands."""
+    return tuple(pattern[i % len(pattern)] for i in range(count))
 
 
 def _planned(

@@ -34,6 +34,7 @@ given to it. The figures only steer the choice; the kernel's time is the profile
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -92,12 +93,16 @@ class Recipe:
     fused: bool
     one_input: str
     two_input: str
+    dma_add: bool = False
+    """Whether an addition of a row spread over the partitions (``+ beta``) is a DMA that
+    adds the row into its other operand's tile in place (``dst_rmw_op=nl.add``, on the
+    inbound ring, :class:`.lowering.TensorRowLowering`) rather than a ``tensor_tensor``."""
 
     @property
     def label(self) -> str:
         return (
             f"{'bn_stats' if self.moments else 'sums'}, {'fused' if self.fused else 'plain'}, "
-            f"{self.one_input}/{self.two_input}"
+            f"{self.one_input}/{self.two_input}{', row add by DMA' if self.dma_add else ''}"
         )
 
 
@@ -109,6 +114,10 @@ class EngineLoads:
         self.constants = constants
         self.policy = policy
         self.busy = {VECTOR: 0.0, SCALAR: 0.0, GPSIMD: 0.0, TENSOR: 0.0}
+        self.rings = {"load": 0.0, "store": 0.0}
+        self.booked: dict[str, list[tuple[float, float]]] = {}
+        """Per DMA ring, its busy intervals (sorted, disjoint)."""
+        """Time each DMA direction's busiest queue moves bytes (the rings' work)."""
         self.free = {VECTOR: 0.0, SCALAR: 0.0, GPSIMD: 0.0, TENSOR: 0.0, "load": 0.0, "store": 0.0}
         self.ready: dict[int, float] = {}
         """Buffer (``id`` of its base) -> when its last write lands."""
@@ -125,6 +134,8 @@ class EngineLoads:
         """An independent copy (to price an alternative lowering without emitting it)."""
         twin = EngineLoads(self.constants, self.policy)
         twin.busy, twin.free, twin.ahead = dict(self.busy), dict(self.free), dict(self.ahead)
+        twin.rings = dict(self.rings)
+        twin.booked = {ring: list(spans) for ring, spans in self.booked.items()}
         twin.ready, twin.writer = dict(self.ready), dict(self.writer)
         twin.recipe = self.recipe
         return twin
@@ -173,13 +184,43 @@ class EngineLoads:
         c = self.constants
         ring = "load" if load else "store"
         inputs = max((self.ready.get(r, 0.0) for r in reads), default=0.0)
-        start = max(self.free[ring], inputs + c.dma_fixed_ns_hwdge)
         rows = -(-partitions // c.dma_queues)
         runs = -(-bytes_per_partition // max(run_bytes, 1))
         row_ns = bytes_per_partition / c.dma_queue_bytes_per_ns + runs * c.dma_chunk_overhead_ns
-        self.free[ring] = start + rows * row_ns
-        self.ready[write] = self.free[ring]
+        end = self._place(ring, inputs + c.dma_fixed_ns_hwdge, rows * row_ns)
+        self.free[ring] = max(self.free[ring], end)
+        self.rings[ring] += rows * row_ns
+        self.ready[write] = end
         self.writer.pop(write, None)
+
+    def _place(self, ring: str, earliest: float, duration: float) -> float:
+        """Book ``duration`` on ``ring`` from ``earliest`` on; returns when it ends. Under
+        the policy ``recipe`` a transfer takes the ring's first gap (a ring moves a later
+        transfer while an earlier one waits for its inputs, as the timing model's queues
+        do: a mix's row additions wait for their rows among loads that do not); otherwise
+        transfers keep the order they are issued in, which also stands for the waits for
+        rotating buffers (a rolled kernel's) that the model does not follow. The busy
+        spans are kept maximal (touching ones merged)."""
+        if self.policy != RECIPE:
+            return max(self.free[ring], earliest) + duration
+        booked = self.booked.setdefault(ring, [])
+        start = earliest
+        index = bisect.bisect_right(booked, (start, float("inf")))
+        if index and booked[index - 1][1] > start:
+            start = booked[index - 1][1]
+        while index < len(booked) and booked[index][0] < start + duration:
+            start = max(start, booked[index][1])
+            index += 1
+        end = start + duration
+        first, last, span = index, index, (start, end)
+        if first and booked[first - 1][1] >= start:
+            first -= 1
+            span = (booked[first][0], end)
+        if last < len(booked) and booked[last][0] <= end:
+            span = (span[0], booked[last][1])
+            last += 1
+        booked[first:last] = [span]
+        return end
 
     @property
     def makespan(self) -> float:

@@ -114,6 +114,8 @@ def _start(group: Group, loads: EngineLoads) -> float:
         if dst is None:
             continue
         reads = [id(arg.base) for key, arg in instr.args if isinstance(arg, Ref) and key not in WRITTEN]
+        if any(key == "dst_rmw_op" for key, _ in instr.args):
+            reads.append(id(dst.base))
         if instr.fn == "nisa.dma_copy":
             ring = "load" if _on_chip(dst) else "store"
             inputs = max((loads.ready.get(r, 0.0) for r in reads), default=0.0)

@@ -46,14 +46,15 @@ def lower_program(
     pipelined: bool = False,
     priority: str = "start",
     order: list[int] | None = None,
-    recipes: Sequence[Recipe] = (),
+    recipes: Sequence[Recipe | None] = (),
 ) -> KernelBuilder:
     """Lower ``program``; the builder holds the groups, tiles and HBM tensors.
     ``hoist_shared`` picks the statement order (:func:`.schedule.statement_order`),
     or ``pipelined`` the list-scheduled one (:mod:`.pipeline`, by ``priority``; ``order``
     when it is given, from :func:`pipelined_statements`); ``engine_policy`` how flexible
     instructions find their engine (:mod:`.engines`); with policy ``recipe``, strand ``i``
-    of the program (:func:`.mix.strands`) follows ``recipes[i % len(recipes)]``."""
+    of the program (:func:`.mix.strands`) follows ``recipes[i % len(recipes)]`` (None: each
+    instruction goes where it finishes first)."""
     if program.fragment:
         raise NkiEmitError("a fragment (statements without def/return) cannot be emitted as a kernel")
     kb = KernelBuilder(program, target, types, lowerings, engine_policy)

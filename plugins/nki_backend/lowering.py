@@ -39,12 +39,13 @@ from types import MappingProxyType
 
 from nkigym_graph.ir.literals import format_literal
 from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.variables import INTERMEDIATE
 
 from .builder import KernelBuilder, Lowering, elements_of
 from .coverage import covers
-from .engines import CHOICES, SCALAR, VECTOR
+from .engines import CHOICES, RECIPE, SCALAR, VECTOR
 from .errors import NkiEmitError
-from .ir import Arg, Hbm, Ref, const_slices, whole
+from .ir import Arg, Hbm, Ref, Tile, const_slices, whole
 from .names import BINARY_OPS, MEAN_REDUCTIONS, REDUCE_OPS, UNARY_OPS, math_op
 from .scalar_tensor import lower_chain
 from .select import AffineSelectLowering
@@ -289,7 +290,11 @@ class TensorTensorLowering(_Base):
 
 
 class TensorRowLowering(TensorTensorLowering):
-    """``data <op> row`` with the ``[1, F]`` row spread over the data's partitions first."""
+    """``data <op> row`` with the ``[1, F]`` row spread over the data's partitions first.
+    An addition whose ``data`` tile nothing else reads may instead be a DMA that adds the
+    spread row into that tile in place (``nisa.dma_copy(..., dst_rmw_op=nl.add)``, on the
+    inbound DMA ring, which a row-wise kernel leaves idle part of the time), where the
+    strand's recipe says so (:class:`.engines.Recipe`, ``dma_add``)."""
 
     op_name = "tensor_row"
     engines = ()
@@ -297,6 +302,43 @@ class TensorRowLowering(TensorTensorLowering):
     def tensor_operand(self, kb: KernelBuilder, stmt: Statement, text: str, data: Ref) -> Ref:
         partitions = stmt.operands[0].slices[0][1] - stmt.operands[0].slices[0][0]
         return spread_row(kb, stmt.operands[1], partitions, text)
+
+    def lower_alone(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
+        recipe = kb.engines.recipe
+        if recipe is None or not recipe.dma_add or kb.engines.policy != RECIPE:
+            super().lower_alone(node, stmt, kb)
+            return
+        data = _in_place(kb, node, stmt)
+        if data is None:
+            super().lower_alone(node, stmt, kb)
+            return
+        row = self.tensor_operand(kb, stmt, kb.describe(node), data)
+        kb.call("nisa.dma_copy", ("dst", data), ("src", row), ("dst_rmw_op", "nl.add"))
+        assert isinstance(data.base, Tile)
+        kb.views[stmt.dst.var] = (data.base, 0)
+
+
+def _in_place(kb: KernelBuilder, node: int, stmt: Statement) -> Ref | None:
+    """The tile of ``stmt``'s data when ``stmt`` (an addition, not ``+=``) may write its
+    result into it: a whole SBUF tile of an intermediate variable written once and read
+    only by ``stmt``, of the result's shape, the result an intermediate written once."""
+    program = kb.program
+    data_op, dst = stmt.operands[0], stmt.dst
+    if stmt.attr("op") != "add" or stmt.accumulate or kb.planned:
+        return None
+    for var in (data_op.var, dst.var):
+        info = program.variables[var]
+        if info.kind != INTERMEDIATE or len(program.writers_of(var)) != 1 or var in kb.views:
+            return None
+    if program.consumers_of(data_op.var) != ((node, 0),) or data_op.var in kb.psum_vars:
+        return None
+    tile = kb.tiles.get(data_op.var)
+    shape = tuple(stop - start for start, stop in dst.slices)
+    if tile is None or tile.shape != shape or data_op.slices != dst.slices:
+        return None
+    if any(start != 0 for start, _ in dst.slices) or program.variables[dst.var].shape != shape:
+        return None
+    return kb.read(data_op, kb.describe(node))
 
 
 class TensorScalarLowering(_Base):

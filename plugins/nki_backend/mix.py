@@ -33,28 +33,34 @@ from .strands import strands
 
 PATTERNS = range(2, 9)
 """Strands in one period of the mixes tried."""
-WINDOWS = (24, 40)
+WINDOWS = (24, 40, 64)
 """The interleaving windows tried (:data:`.interleave.WINDOW`)."""
 ENGINES = (VECTOR, SCALAR, GPSIMD)
 RECIPES = tuple(
-    Recipe(moments, fused, one, two)
-    for moments, fused, one, two in product((False, True), (False, True), (SCALAR, VECTOR), (GPSIMD, VECTOR))
-    if not fused or two == GPSIMD  # a fused chain has no two-input instruction of its own
+    Recipe(moments, fused, one, two, dma_add)
+    for moments, fused, one, two, dma_add in product(
+        (False, True), (False, True), (SCALAR, VECTOR), (GPSIMD, VECTOR), (False, True)
+    )
+    if not fused or (two == GPSIMD and not dma_add)  # a fused chain has no instruction of its own
 )
 """The recipes tried: ``bn_stats`` or not, fused chains or not, the long one-input
 instructions on the Scalar or Vector Engine, the two-input ones on the GpSimd or Vector
-Engine."""
+Engine, a row added by a DMA or not."""
+RING = "load"
+"""The inbound DMA ring (loads, and the DMAs that add a row in place), priced beside the engines."""
 
 Prices = dict[Recipe, tuple[float, ...]]
-"""Recipe -> busy time per strand on each of ``ENGINES``."""
+"""Recipe -> busy time per strand on each of ``ENGINES``, then on the inbound DMA ring."""
 
 
-def price(lower: Callable[[Sequence[Recipe]], KernelBuilder], count: int) -> Prices:
-    """Each recipe's engine time per strand (of ``count``), from the program lowered all on it."""
+def price(lower: Callable[[Sequence[Recipe | None]], KernelBuilder], count: int) -> Prices:
+    """Each recipe's engine (and inbound ring) time per strand (of ``count``), from the
+    program lowered all on it."""
     prices: Prices = {}
     for recipe in RECIPES:
-        busy = lower((recipe,)).engines.busy
-        prices[recipe] = tuple(busy[engine] / count for engine in ENGINES)
+        engines = lower((recipe,)).engines
+        busy = [engines.busy[engine] for engine in ENGINES] + [engines.rings[RING]]
+        prices[recipe] = tuple(time / count for time in busy)
     return prices
 
 
@@ -71,10 +77,11 @@ def best_counts(prices: Prices, pattern: int) -> dict[Recipe, int]:
             other != cost and all(o <= c for o, c in zip(other, cost, strict=True)) for other in distinct
         )
     ]
+    resources = len(kept[0][1])
     best: tuple[tuple[float, float], tuple[int, ...]] | None = None
     for counts in _compositions(pattern, len(kept)):
         loads = [
-            sum(n * cost[e] for n, (_, cost) in zip(counts, kept, strict=True)) for e in range(len(ENGINES))
+            sum(n * cost[e] for n, (_, cost) in zip(counts, kept, strict=True)) for e in range(resources)
         ]
         key = (max(loads), sum(loads))
         if best is None or key < best[0]:
@@ -97,8 +104,22 @@ def patterns(prices: Prices) -> list[tuple[Recipe, ...]]:
     return list(found)
 
 
+END_STRANDS = 3
+"""Strands at the end of the program that the emitter also lowers in column pieces."""
+END_PIECES = 4
+"""Column pieces of the last strands' store chains (:mod:`.columns`): the engines share
+the last rows' work and the last stores start piece by piece, so that the kernel does
+not end with one engine finishing a whole row while the others wait."""
+
+
+def ending(pattern: Sequence[Recipe], count: int) -> tuple[Recipe | None, ...]:
+    """``pattern`` repeated over ``count`` strands, except that the last ``END_STRANDS``
+    follow no recipe: each of their instructions goes where it finishes first."""
+    return tuple(pattern[i % len(pattern)] if i < count - END_STRANDS else None for i in range(count))
+
+
 def mixed(
-    lower: Callable[[Sequence[Recipe]], KernelBuilder], pattern: Sequence[Recipe], window: int
+    lower: Callable[[Sequence[Recipe | None]], KernelBuilder], pattern: Sequence[Recipe | None], window: int
 ) -> KernelBuilder:
     """The program lowered by ``pattern`` with its groups interleaved within ``window``."""
     kb = lower(pattern)
@@ -111,6 +132,39 @@ def mixed(
     loads = EngineLoads(kb.engines.constants, kb.engines.policy)
     kb.groups, kb.engines = interleave(kb.groups, loads, window, recipe_of)
     return kb
+
+
+REFINED_FIRST = 3
+"""Strands at the start of the program whose recipes :func:`refine` revisits."""
+REFINED_LAST = 6
+"""Strands at the end of the program whose recipes :func:`refine` revisits."""
+
+
+def refine(
+    lower: Callable[[Sequence[Recipe | None]], KernelBuilder],
+    recipes: Sequence[Recipe | None],
+    window: int,
+    fits: Callable[[KernelBuilder], bool],
+) -> KernelBuilder:
+    """The program lowered by ``recipes`` (one per strand) with its groups interleaved
+    within ``window``, after changing the recipe of each of the first ``REFINED_FIRST``
+    and last ``REFINED_LAST`` strands, one at a time, to the one (of ``RECIPES``, or none)
+    with which the engine model ends the kernel first: the repeating pattern is right for
+    the steady state, but at the start some engines wait for the first rows, and at the
+    end for the last rows' stores."""
+    chosen = list(recipes)
+    best = mixed(lower, chosen, window)
+    count = len(chosen)
+    revisited = sorted({*range(min(REFINED_FIRST, count)), *range(max(0, count - REFINED_LAST), count)})
+    for strand in revisited:
+        for recipe in (*RECIPES, None):
+            if recipe == chosen[strand]:
+                continue
+            trial = [*chosen[:strand], recipe, *chosen[strand + 1 :]]
+            kb = mixed(lower, trial, window)
+            if kb.engines.makespan < best.engines.makespan and fits(kb):
+                best, chosen = kb, trial
+    return best
 
 
 def _compositions(total: int, parts: int) -> Iterator[tuple[int, ...]]:

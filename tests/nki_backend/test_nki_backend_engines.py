@@ -13,7 +13,7 @@ import nkigym_graph as ng
 from nkigym_graph.nki_sim.timing.constants import TRN2_TIMING
 from nkigym_graph_plugins.nki_backend.builder import hbm_run_bytes
 from nkigym_graph_plugins.nki_backend.emitter import _faster
-from nkigym_graph_plugins.nki_backend.engines import GPSIMD, SCALAR, THRIFTY, VECTOR, EngineLoads
+from nkigym_graph_plugins.nki_backend.engines import GPSIMD, RECIPE, SCALAR, THRIFTY, VECTOR, EngineLoads
 from nkigym_graph_plugins.nki_backend.ir import Hbm, Ref, const_slices
 
 
@@ -129,3 +129,27 @@ def test_the_fastest_policy_is_kept_when_it_is_clearly_faster_than_the_first_low
     assert _faster(first, kernels.__getitem__) is kernels["finish"]  # type: ignore[arg-type]
     close = {"balance": _ending_at(98.0), "finish": _ending_at(97.5), "ahead": _ending_at(101.0)}
     assert _faster(first, close.__getitem__) is first  # type: ignore[arg-type]
+
+
+def test_a_ring_moves_a_later_transfer_while_an_earlier_one_waits_for_its_input() -> None:
+    """As the timing model's queues, under the policy ``recipe``: a store whose input is
+    late leaves the ring to the stores after it, which fill the gap before it; a ring busy
+    without a break is one span. Other policies keep the order transfers are issued in."""
+    c = TRN2_TIMING
+    fifo = EngineLoads(c)
+    fifo.run(VECTOR, 8192, 1, [], 1)
+    fifo.transfer(False, 128, 4096, 4096, [1], 2)
+    fifo.transfer(False, 128, 4096, 4096, [], 3)
+    assert fifo.ready[3] > fifo.ready[2]
+    loads = EngineLoads(c, RECIPE)
+    late = loads.run(VECTOR, 8192, 1, [], 1)  # its input is ready after ~8.6 us
+    loads.transfer(False, 128, 4096, 4096, [1], 2)
+    loads.transfer(False, 128, 4096, 4096, [], 3)  # input ready at once: moves first
+    row = 4096 / c.dma_queue_bytes_per_ns + c.dma_chunk_overhead_ns
+    assert loads.ready[3] == pytest.approx(c.dma_fixed_ns_hwdge + 8 * row)
+    assert loads.ready[2] == pytest.approx(late + c.dma_fixed_ns_hwdge + 8 * row)
+    assert loads.rings["store"] == pytest.approx(16 * row)
+    for k in range(100):  # back to back from one ready input: one span
+        loads.transfer(True, 128, 4096, 4096, [], 10 + k)
+    assert len(loads.booked["load"]) == 1
+    assert loads.ready[109] == pytest.approx(c.dma_fixed_ns_hwdge + 800 * row)

@@ -1,8 +1,9 @@
 """Recipes per strand (:mod:`.mix`), strands (:mod:`.strands`) and the interleaving of
 instruction groups (:mod:`.interleave`): which statements form a strand, which counts
 the small integer program picks, that interleaving keeps every group after what it
-depends on, and that mixed, interleaved kernels (layer norm and softmax at ragged
-shapes, fp32 and bf16) equal float64 numpy."""
+depends on, the row added by a DMA in place and the engines and ring each recipe takes,
+the last strands in column pieces, the revisited recipes, and that mixed, interleaved
+kernels (layer norm and softmax at ragged shapes, fp32 and bf16) equal float64 numpy."""
 
 from __future__ import annotations
 
@@ -18,12 +19,14 @@ from hypothesis import strategies as st
 import nkigym_graph as ng
 from nkigym_graph.ir.targets import TRN2
 from nkigym_graph_plugins.nki_backend import emitter
+from nkigym_graph_plugins.nki_backend.columns import split_columns
 from nkigym_graph_plugins.nki_backend.engines import GPSIMD, SCALAR, VECTOR, Recipe
 from nkigym_graph_plugins.nki_backend.interleave import _accesses
 from nkigym_graph_plugins.nki_backend.lower import kernel_types, lower_program
 from nkigym_graph_plugins.nki_backend.lowering import LOWERINGS
-from nkigym_graph_plugins.nki_backend.mix import best_counts, spread
+from nkigym_graph_plugins.nki_backend.mix import RECIPES, best_counts, ending, mixed, price, refine, spread
 from nkigym_graph_plugins.nki_backend.render import KernelText, render_kernel
+from nkigym_graph_plugins.nki_backend.skew import skew_store_chains
 from nkigym_graph_plugins.nki_backend.strands import strands
 
 from .test_nki_backend_moments import layernorm, layernorm_numpy
@@ -131,3 +134,93 @@ def test_mixed_softmax_over_several_row_tiles_equals_numpy(dtype: np.dtype) -> N
     for text in texts:
         out = np.asarray(ng.nki_sim.simulate(text, x), dtype=np.float64)
         np.testing.assert_allclose(out, softmax_numpy(x.astype(np.float64)), rtol=tolerance, atol=tolerance)
+
+
+D = Recipe(False, False, SCALAR, GPSIMD, dma_add=True)
+
+
+def _layernorm_lowering(shapes: dict[str, tuple[int, int]], dtype: np.dtype) -> tuple[Any, Any]:
+    program = ng.saturate(ng.tile(layernorm, shapes, dtype=dtype))
+    lower = partial(lower_program, target=TRN2, types=kernel_types(program, None), lowerings=LOWERINGS)
+    return program, lower
+
+
+def _text(program: Any, kb: Any) -> str:
+    returns = tuple(kb.hbm[var].name for var in program.returns)
+    return render_kernel(KernelText("kernel", tuple(kb.params), returns, ""), kb.groups)
+
+
+def _check(text: str, shapes: dict[str, tuple[int, int]], dtype: np.dtype, seed: int = 0) -> None:
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in shapes.values()]
+    exact = layernorm_numpy(*(a.astype(np.float64) for a in arrays))
+    tolerance = 3e-2 if dtype == BF16 else 2e-5
+    out = np.asarray(ng.nki_sim.simulate(text, *arrays), dtype=np.float64)
+    np.testing.assert_allclose(out, exact, rtol=tolerance, atol=tolerance * max(1.0, np.abs(exact).max()))
+
+
+def test_a_recipe_adding_the_row_by_dma_moves_the_addition_to_the_inbound_ring() -> None:
+    """The ``+ beta`` of each row tile is a DMA adding the spread row into the tile of
+    ``(x - mean) * rstd * gamma`` in place, which the store then reads: the GpSimd Engine
+    does one two-input pass per tile instead of two, the inbound ring moves the row."""
+    shapes = {"x": (384, 1000), "g": (1, 1000), "b": (1, 1000)}
+    program, lower = _layernorm_lowering(shapes, np.dtype(np.float32))
+    skewed = skew_store_chains(program)
+    plain, by_dma = (lower(skewed, engine_policy="recipe", recipes=(r,)) for r in (A, D))
+    assert "dst_rmw_op=nl.add" in _text(program, by_dma) and "dst_rmw_op" not in _text(program, plain)
+    two_input = plain.engines.time_ns(GPSIMD, 1000, 2)
+    assert by_dma.engines.busy[GPSIMD] == pytest.approx(plain.engines.busy[GPSIMD] - 3 * two_input)
+    assert by_dma.engines.rings["load"] > plain.engines.rings["load"]
+    prices = price(lambda recipes: lower(skewed, engine_policy="recipe", recipes=recipes), 3)
+    assert len(prices[D]) == 4  # Vector, Scalar, GpSimd, inbound ring
+    assert prices[D][2] < prices[A][2] and prices[D][3] > prices[A][3]
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.float32), BF16])
+@pytest.mark.parametrize("shape", [(300, 700), (260, 1300)])
+def test_every_recipe_alone_equals_numpy_at_ragged_shapes(dtype: np.dtype, shape: tuple[int, int]) -> None:
+    rows, cols = shape
+    shapes = {"x": (rows, cols), "g": (1, cols), "b": (1, cols)}
+    program, lower = _layernorm_lowering(shapes, dtype)
+    skewed = skew_store_chains(program)
+    for recipe in RECIPES:
+        kb = mixed(lambda recipes: lower(skewed, engine_policy="recipe", recipes=recipes), (recipe,), 24)
+        _check(_text(program, kb), shapes, dtype)
+
+
+def test_only_the_given_statements_are_cut_into_column_pieces() -> None:
+    program = ng.saturate(ng.tile(layernorm, {"x": (384, 2048), "g": (1, 2048), "b": (1, 2048)}))
+    strand_of = strands(program)
+    last = {node for node, strand in strand_of.items() if strand == 2}
+    cut = split_columns(program, 4, last)
+    stores = [stmt for stmt in cut.statements if stmt.op.name == "store"]
+    widths = sorted(stmt.dst.slices[1][1] - stmt.dst.slices[1][0] for stmt in stores)
+    assert widths == [512, 512, 512, 512, 2048, 2048]  # strand 2's store in four pieces
+    assert split_columns(program, 4, set()) is program
+
+
+def test_the_last_strands_follow_no_recipe_and_share_one_spread_of_each_row() -> None:
+    assert ending((A, B), 6) == (A, B, A, None, None, None)
+    shapes = {"x": (640, 2048), "g": (1, 2048), "b": (1, 2048)}
+    program, lower = _layernorm_lowering(shapes, np.dtype(np.float32))
+    last = {node for node, strand in strands(program).items() if strand >= 2}
+    cut = skew_store_chains(split_columns(program, 4, last))
+    kb = mixed(lambda recipes: lower(cut, engine_policy="recipe", recipes=recipes), ending((A, D), 5), 40)
+    text = _text(program, kb)
+    assert text.count("nisa.nc_matmul(") == 2 * 4  # g and b spread once each, 512 columns a matmul
+    assert text.count("buffer=nl.psum") <= 4  # in rotating banks
+    _check(text, shapes, np.dtype(np.float32))
+
+
+def test_revisiting_the_first_and_last_strands_never_ends_later() -> None:
+    shapes = {"x": (1280, 1024), "g": (1, 1024), "b": (1, 1024)}
+    program, lower = _layernorm_lowering(shapes, np.dtype(np.float32))
+    skewed = skew_store_chains(program)
+
+    def on(recipes: Any) -> Any:
+        return lower(skewed, engine_policy="recipe", recipes=recipes)
+
+    start = (A,) * 10
+    kb = refine(on, start, 24, lambda kb: True)
+    assert kb.engines.makespan <= mixed(on, start, 24).engines.makespan
+    _check(_text(program, kb), shapes, np.dtype(np.float32))
