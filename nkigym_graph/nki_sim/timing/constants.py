@@ -81,7 +81,9 @@ class TimingConstants:
     Each queue has an inbound ring (loads) and an outbound ring (stores)."""
     dma_queue_bytes_per_ns: float = 23.0
     """Bandwidth of one queue's ring (REFERENCE: ~23 B/ns each, ~368 GB/s per core).
-    Bytes are counted on the HBM side (a store that casts fp32 to bf16 moves bf16)."""
+    Bytes are counted on the HBM side (a store that casts fp32 to bf16 moves bf16). A
+    transfer that adds into its destination (``dst_rmw_op=nl.add``) is priced as a copy
+    of the same bytes: not published, and the calibration ladder has no such transfer."""
     dma_fixed_ns: float = 1300.0
     """Fixed cost (latency) of one software-DGE transfer -- ``nl.load``, ``nl.store``,
     assignments to or from HBM (REFERENCE: ~1.3 us). It is latency, not occupancy: a
