@@ -1,7 +1,8 @@
 """Vector / Scalar / GpSimd Engine instructions.
 
 ``activation``, ``activation_reduce``, ``tensor_tensor``, ``tensor_scalar``,
-``scalar_tensor_tensor``, ``tensor_reduce``, ``tensor_tensor_scan`` and ``reciprocal``.
+``tensor_scalar_reduce``, ``scalar_tensor_tensor``, ``tensor_reduce``,
+``tensor_tensor_scan`` and ``reciprocal``.
 Inputs and outputs may be in SBUF or PSUM (never HBM); arithmetic runs in float32 and
 is cast to ``dst.dtype`` on write. Scalar operands are numbers or [P, 1] tiles that
 broadcast along the free dims.
@@ -181,6 +182,50 @@ def tensor_scalar(
         operand = scalar_operand(operand1, p, src.ndim, "operand1", integer)
         result = _apply_scalar(second, result, operand, reverse1)
     write(out, result)
+
+
+TENSOR_SCALAR_REDUCERS = frozenset({"add", "multiply", "max", "maximum", "min", "minimum"})
+"""The ``reduce_op`` s ``tensor_scalar_reduce`` takes (NKI: ``nl.add``, ``nl.multiply``,
+``nl.max``, ``nl.min``; ``nl.maximum`` / ``nl.minimum`` reduce alike)."""
+
+
+@instruction("nisa.tensor_scalar_reduce")
+def tensor_scalar_reduce(
+    dst: Any,
+    data: Any,
+    op0: Any,
+    operand0: Any,
+    reduce_op: Any,
+    reduce_res: Any,
+    reverse0: bool = False,
+    name: Any = None,
+) -> None:
+    """``dst = data <op0> operand0`` on the Vector Engine, and ``reduce_res`` ([P, 1]) the
+    ``reduce_op`` of each partition's results (before the cast to ``dst.dtype``): one pass
+    that, for example, copies scores out of PSUM and takes their row maximum."""
+    out, src = on_chip(dst, "dst"), on_chip(data, "data")
+    res = on_chip(reduce_res, "reduce_res")
+    uses(out, src, res)
+    first = op_arg(op0, "op0", binary=True)
+    if first.bitvec:
+        fail("tensor_scalar_reduce.op", f"op0 must be an arithmetic operator, got {first.name}")
+    reducer = op_arg(reduce_op, "reduce_op", reducer=True)
+    if reducer.name not in TENSOR_SCALAR_REDUCERS:
+        fail(
+            "tensor_scalar_reduce.op",
+            f"reduce_op must be nl.add, nl.multiply, nl.max or nl.min, got {reducer.name}",
+        )
+    p, f = layout(src)
+    check_dst(out, p, f, f"data {src.shape}")
+    if layout(res) != (p, 1):
+        fail("tensor_scalar_reduce.reduce_res", f"reduce_res {res.shape} must be [{p}, 1]")
+    x = as_f32(src)
+    result = np.asarray(
+        _apply_scalar(first, x, scalar_operand(operand0, p, src.ndim, "operand0"), reverse0), dtype=np.float32
+    )
+    write(out, result)
+    assert reducer.reducer is not None
+    write(res, reducer.reducer.reduce(result.reshape(p, -1), axis=1).reshape(p, 1))
 
 
 @instruction("nisa.scalar_tensor_tensor")

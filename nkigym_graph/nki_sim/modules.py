@@ -40,6 +40,7 @@ _ISA_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "reciprocal": isa_vector.reciprocal,
     "tensor_tensor": isa_vector.tensor_tensor,
     "tensor_scalar": isa_vector.tensor_scalar,
+    "tensor_scalar_reduce": isa_vector.tensor_scalar_reduce,
     "scalar_tensor_tensor": isa_vector.scalar_tensor_tensor,
     "tensor_reduce": isa_vector.tensor_reduce,
     "tensor_tensor_scan": isa_vector.tensor_tensor_scan,

@@ -62,6 +62,9 @@ Vector / Scalar Engine
     ``scalar.operand``         a scalar operand (scale, bias, operand0/1, initial) that is
                                neither a number nor a [P, 1] tile
     ``tensor_scalar.op1``      ``op1`` and ``operand1`` not given together
+    ``tensor_scalar_reduce.op``  a bit-vector ``op0``, or a ``reduce_op`` other than add,
+                               multiply, max or min
+    ``tensor_scalar_reduce.reduce_res``  a ``reduce_res`` that is not [P, 1]
     ``reduce.partition_axis``  a reduction over axis 0
     ``reduce.axis``            reduction axes that are not the last contiguous free axes
     ``activation.reduce``      ``reduce_op`` other than add, or a bad ``reduce_res``
