@@ -154,18 +154,18 @@ class DerivedLookup(Mapping[str, tuple[Any, ...]]):
     def get(self, key: str, default: Any = None) -> Any:
         return self._entries(key) or default
 
-    def __iter__(self) -> Iterator[str]:
+    def _listed(self) -> tuple[str, ...]:
         if self._keys is None:
             keys = dict.fromkeys(self._parent)
             keys.update(dict.fromkeys(self._fresh))
             self._keys = tuple(key for key in keys if self._entries(key))
-        return iter(self._keys)
+        return self._keys
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._listed())
 
     def __len__(self) -> int:
-        if self._keys is None:
-            iter(self)
-        assert self._keys is not None
-        return len(self._keys)
+        return len(self._listed())
 
 
 def _freeze(mapping: Lists) -> Mapping[str, tuple[Any, ...]]:

@@ -16,7 +16,7 @@ state evaluates only the part of the sampled outputs its rewrite changed.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import compress
 from typing import NamedTuple
@@ -227,8 +227,14 @@ class Verifier:
 
     def full(self, program: Program) -> dict[str, np.ndarray]:
         """Every output of ``program``, whole."""
-        out = {var: np.zeros(self.shapes[var]) for var in self.outputs}
-        owner = self._writers(program)
+        return self._left_by(program, self._writers(program), self.outputs)
+
+    def _left_by(
+        self, program: Program, owner: Mapping[int, str], outputs: Iterable[str]
+    ) -> dict[str, np.ndarray]:
+        """Per output of ``outputs``, what the statements ``owner`` maps to it write there,
+        in program order (zeros where none of them writes)."""
+        out = {var: np.zeros(self.shapes[var]) for var in outputs}
 
         def sink(node: int, value: np.ndarray) -> None:
             region = program[node].dst.slices
@@ -247,14 +253,7 @@ class Verifier:
             for var, mask in differ.items()
             for node in writers_owning(program, var, owners[var], mask, self._key_ids)
         }
-        out = {var: np.zeros(self.shapes[var]) for var in differ}
-
-        def sink(node: int, value: np.ndarray) -> None:
-            region = program[node].dst.slices
-            out[owner[node]][tuple(slice(s, e) for s, e in region)] = value
-
-        self.evaluator.run(program, program.in_order(owner), sink)
-        return out
+        return self._left_by(program, owner, differ)
 
     def _full_by_key(self, program: Program) -> str | None:
         """A full check of ``program`` (returning HBM tensors, as the root does): the

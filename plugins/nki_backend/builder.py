@@ -351,6 +351,15 @@ class KernelBuilder:
             self.call("nisa.tensor_copy", ("dst", target), ("src", result))
 
 
+def read_buffers(args: tuple[tuple[str, Arg], ...], dst: Ref) -> list[int]:
+    """The buffers (``id`` of their bases) an instruction with ``args`` reads: its operands
+    that it does not write, and ``dst`` too when it adds into it (``dst_rmw_op``)."""
+    reads = [id(arg.base) for key, arg in args if isinstance(arg, Ref) and key not in WRITTEN]
+    if any(key == "dst_rmw_op" for key, _ in args):
+        reads.append(id(dst.base))
+    return reads
+
+
 def time_call(
     engines: EngineLoads, fn: str, args: tuple[tuple[str, Arg], ...], choose: bool = False
 ) -> tuple[tuple[str, Arg], ...]:
@@ -363,9 +372,7 @@ def time_call(
     also = [arg.base for key, arg in args if key in WRITTEN and key != "dst" and isinstance(arg, Ref)]
     if dst is None:
         return args
-    reads = [id(ref.base) for ref in refs]
-    if any(key == "dst_rmw_op" for key, _ in args):  # it reads what it adds into
-        reads.append(id(dst.base))
+    reads = read_buffers(args, dst)
     if fn == "nisa.dma_copy" and refs:
         load = isinstance(dst.base, Tile | Pool)
         side = dst if load else refs[0]

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import product
-from typing import Any, cast
+from typing import Any
 
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import ScheduleError
@@ -48,7 +48,7 @@ from .ir import Call, Loop, Unit, instructions
 from .lower import kernel_types, lower_program, pipelined_statements
 from .lowering import LOWERINGS
 from .memory import live_intervals, peak
-from .mix import END_PIECES, END_STRANDS, WINDOWS, ending, mixed, patterns, price, refine
+from .mix import END_PIECES, END_STRANDS, WINDOWS, Mix, ending, patterns, price, refine, repeated
 from .names import identifier
 from .pipeline import PRIORITIES
 from .planned import lower_plan
@@ -207,21 +207,21 @@ def _fit(
         if fits(other):
             best = _keep_faster(best, other, first)
     mixes = _mixes(program, lower_mix)
-    best_mix: tuple[KernelBuilder, Callable[[], KernelBuilder]] | None = None
-    for lower in mixes:
-        other = lower()
+    best_mix: tuple[KernelBuilder, Mix] | None = None
+    for mix in mixes:
+        other = mix()
         if fits(other):
             best = _keep_faster(best, other, first)
             if best_mix is None or other.engines.makespan < best_mix[0].engines.makespan:
-                best_mix = (other, lower)
+                best_mix = (other, mix)
     if best_mix is not None and best is best_mix[0]:  # the best mix, kept: its first and
         # last strands' recipes revisited (not worth its time where another lowering wins)
-        mix_lower, recipes, window = cast(partial[KernelBuilder], best_mix[1]).args
+        _, (mix_lower, recipes, window) = best_mix
         best = _keep_faster(best, refine(mix_lower, recipes, window, fits), first)
     return best, splits
 
 
-def _mixes(program: Program, lower: Callable[..., KernelBuilder]) -> list[Callable[[], KernelBuilder]]:
+def _mixes(program: Program, lower: Callable[..., KernelBuilder]) -> list[Mix]:
     """Lowerings of the skewed program with mixes of recipes per strand (:mod:`.mix`), and
     of the program with its last ``END_STRANDS`` strands' store chains cut into
     ``END_PIECES`` column pieces (:func:`.mix.ending`); none for a program of fewer than
@@ -238,23 +238,14 @@ def _mixes(program: Program, lower: Callable[..., KernelBuilder]) -> list[Callab
         return lower(variant, engine_policy=RECIPE, recipes=recipes)
 
     found = patterns(price(partial(on, skewed), count))
-    tried: list[Callable[[], KernelBuilder]] = [
-        partial(mixed, partial(on, skewed), _repeated(pattern, count), window)
-        for pattern in found
-        for window in WINDOWS
+    tried = [
+        Mix(partial(on, skewed), repeated(pattern, count), window) for pattern in found for window in WINDOWS
     ]
     if ended is not skewed and count > END_STRANDS:
         tried += [
-            partial(mixed, partial(on, ended), ending(pattern, count), window)
-            for pattern in found
-            for window in WINDOWS
+            Mix(partial(on, ended), ending(pattern, count), window) for pattern in found for window in WINDOWS
         ]
     return tried
-
-
-def _repeated(pattern: Sequence[Recipe], count: int) -> tuple[Recipe, ...]:
-    """``pattern`` repeated over ``count`` strands."""
-    return tuple(pattern[i % len(pattern)] for i in range(count))
 
 
 def _planned(

@@ -115,9 +115,9 @@ class EngineLoads:
         self.policy = policy
         self.busy = {VECTOR: 0.0, SCALAR: 0.0, GPSIMD: 0.0, TENSOR: 0.0}
         self.rings = {"load": 0.0, "store": 0.0}
+        """Time each DMA direction's busiest queue moves bytes (the rings' work)."""
         self.booked: dict[str, list[tuple[float, float]]] = {}
         """Per DMA ring, its busy intervals (sorted, disjoint)."""
-        """Time each DMA direction's busiest queue moves bytes (the rings' work)."""
         self.free = {VECTOR: 0.0, SCALAR: 0.0, GPSIMD: 0.0, TENSOR: 0.0, "load": 0.0, "store": 0.0}
         self.ready: dict[int, float] = {}
         """Buffer (``id`` of its base) -> when its last write lands."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from .builder import WRITTEN, time_call
+from .builder import WRITTEN, read_buffers, time_call
 from .engines import CHOICES, FIXED_ENGINE, EngineLoads, Recipe
 from .ir import Alloc, Assign, Call, Group, Instr, Ref
 
@@ -113,9 +113,7 @@ def _start(group: Group, loads: EngineLoads) -> float:
         dst = next((arg for key, arg in instr.args if key == "dst" and isinstance(arg, Ref)), None)
         if dst is None:
             continue
-        reads = [id(arg.base) for key, arg in instr.args if isinstance(arg, Ref) and key not in WRITTEN]
-        if any(key == "dst_rmw_op" for key, _ in instr.args):
-            reads.append(id(dst.base))
+        reads = read_buffers(instr.args, dst)
         if instr.fn == "nisa.dma_copy":
             ring = "load" if _on_chip(dst) else "store"
             inputs = max((loads.ready.get(r, 0.0) for r in reads), default=0.0)

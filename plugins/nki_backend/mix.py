@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from itertools import product
+from typing import NamedTuple
 
 from .builder import KernelBuilder
 from .engines import GPSIMD, SCALAR, VECTOR, EngineLoads, Recipe
@@ -112,10 +113,15 @@ the last rows' work and the last stores start piece by piece, so that the kernel
 not end with one engine finishing a whole row while the others wait."""
 
 
+def repeated(pattern: Sequence[Recipe], count: int) -> tuple[Recipe | None, ...]:
+    """``pattern`` repeated over ``count`` strands."""
+    return tuple(pattern[i % len(pattern)] for i in range(count))
+
+
 def ending(pattern: Sequence[Recipe], count: int) -> tuple[Recipe | None, ...]:
     """``pattern`` repeated over ``count`` strands, except that the last ``END_STRANDS``
     follow no recipe: each of their instructions goes where it finishes first."""
-    return tuple(pattern[i % len(pattern)] if i < count - END_STRANDS else None for i in range(count))
+    return repeated(pattern, count - END_STRANDS) + (None,) * min(END_STRANDS, count)
 
 
 def mixed(
@@ -132,6 +138,18 @@ def mixed(
     loads = EngineLoads(kb.engines.constants, kb.engines.policy)
     kb.groups, kb.engines = interleave(kb.groups, loads, window, recipe_of)
     return kb
+
+
+class Mix(NamedTuple):
+    """A program lowered by ``recipes`` (one per strand), its groups interleaved within
+    ``window`` (:func:`mixed`); calling it lowers."""
+
+    lower: Callable[[Sequence[Recipe | None]], KernelBuilder]
+    recipes: tuple[Recipe | None, ...]
+    window: int
+
+    def __call__(self) -> KernelBuilder:
+        return mixed(self.lower, self.recipes, self.window)
 
 
 REFINED_FIRST = 3
