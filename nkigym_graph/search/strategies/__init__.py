@@ -72,7 +72,9 @@ STRATEGIES: Mapping[str, Strategy] = MappingProxyType(
         for s in (
             Strategy("exhaustive", exhaustive.run, 1000, "breadth-first over single matches"),
             Strategy("random", random_walk.run, 100, "seeded depth-uniform random expansion"),
-            Strategy("greedy", greedy.run, 10_000, "best successor while it improves"),
+            Strategy(
+                "greedy", greedy.run, 10_000, "best successor while it improves, then the joint fixpoint"
+            ),
             Strategy("beam", beam.run, 10_000, "keep the best `width` states each round"),
             Strategy(
                 "schedule",

@@ -3,7 +3,10 @@ next level (whole batches, then fixpoints, then more and more local parts of eac
 batch; see ``Session.successors``) and keeps the best ``width`` of the
 beam and the successors; a successor starts at the level that produced it (coarser
 levels are not priced again). Stops when no beam state has candidates left or the
-budget is used up. ``batch=False`` expands single matches (one level).
+budget is used up. ``batch=False`` expands single matches (one level). When no beam
+state has candidates left, the beam walks from its best state to the fixpoint of all
+the transforms together (``nkigym_graph.search.strategies.fixpoint``) and goes on with
+the best state of the walk in the beam if it ranks better.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from nkigym_graph.search.derive import Candidate
 from nkigym_graph.search.session import Session
 from nkigym_graph.search.state import State
+from nkigym_graph.search.strategies.fixpoint import joint_fixpoint
 
 
 def run(session: Session, width: int = 4, batch: bool = True) -> None:
@@ -32,7 +36,11 @@ def run(session: Session, width: int = 4, batch: bool = True) -> None:
             else:
                 done.add(state.hash)
         if not pairs:
-            return
+            better = joint_fixpoint(session, beam[0]) if batch else None
+            if better is None:
+                return
+            beam = sorted({s.hash: s for s in (better, *beam)}.values(), key=lambda s: s.key)[:width]
+            continue
         pool = {s.hash: s for s in beam}
         for child, used in zip(session.expand_pairs(pairs), levels, strict=True):
             pool.setdefault(child.hash, child)

@@ -9,11 +9,16 @@ matches of each batch (a whole batch may overflow on-chip memory where local mat
 fit); see ``Session.successors``. After an improvement it continues at the level that
 gave it: coarser levels that did not pay are not priced again (on a large program each
 candidate costs seconds). ``batch=False`` considers every single match.
+
+When nothing improves at any level, the search walks to the fixpoint of all the
+transforms together and continues from the best state of the walk if it ranks better
+(``nkigym_graph.search.strategies.fixpoint``); else it stops.
 """
 
 from __future__ import annotations
 
 from nkigym_graph.search.session import Session
+from nkigym_graph.search.strategies.fixpoint import joint_fixpoint
 
 
 def run(session: Session, batch: bool = True) -> None:
@@ -23,7 +28,11 @@ def run(session: Session, batch: bool = True) -> None:
     while not session.exhausted:
         found, used = session.next_successors(current, batch, level)
         if not found:
-            return
+            better = joint_fixpoint(session, current) if batch else None
+            if better is None:
+                return
+            current, level = better, 0
+            continue
         children = session.expand(current, found)
         best = min(children, key=lambda s: s.key)
         for child in children:
