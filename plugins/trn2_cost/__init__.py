@@ -19,6 +19,10 @@ Per statement (the tables below, keyed by op name or engine):
   0.96 / 1.2 GHz.
 - A PSUM tile read by the DMA or the Tensor Engine is first evicted to SBUF by a
   Vector Engine copy (one per read).
+- Tile dtypes are the kernel's (``pricing.kernel_dtype``): a matmul result fp32 in PSUM,
+  a loaded or transposed tile its input's, any other computed tile the program's output
+  dtype (a ``[P, 1]`` statistic fp32), so a bf16 MLP's second matmul, whose stationary
+  operand is the activation of the first's result, streams at the bf16 rate.
 
 Engines overlap: statements are list-scheduled in program order onto per-engine
 queues, respecting the DAG (``nkigym_graph.cost.schedule``); the modeled time is the

@@ -9,11 +9,7 @@ from collections.abc import Callable, Hashable, Mapping
 from itertools import chain
 from typing import Any, NamedTuple
 
-from nkigym_graph.cost import (
-    CostModelError,
-    dtype_of,
-    itemsize,
-)
+from nkigym_graph.cost import DEFAULT_DTYPE, CostModelError, itemsize
 from nkigym_graph.cost.schedule import Edges
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.slices import Slices, volume
@@ -27,6 +23,11 @@ RESULT_DTYPE = {"nc_matmul": "float32"}
 """Ops whose result dtype is fixed: a matmul accumulates fp32 in PSUM. A transpose keeps its
 input's dtype (NKI's ``nc_transpose`` writes PSUM in the input dtype), so a matmul reading
 a transposed bf16 tile runs at the bf16 rate."""
+KEEPS_INPUT_DTYPE = frozenset({"load", "nc_transpose"})
+"""Ops whose result has its input's dtype in the NKI kernel: a loaded tile its
+parameter's, a transpose its input's."""
+STATISTIC_DTYPE = "float32"
+"""A computed ``[P, 1]`` tile (a row's sum, maximum or scale), fp32 as the engines compute it."""
 BUFFER_OF_ENGINE = {"tensor": "psum"}
 """Where an engine's results live (default: SBUF)."""
 READS_SBUF_ONLY = frozenset({"dma", "tensor", "gpsimd"})
@@ -110,7 +111,7 @@ class Pricing:
     def dtype(self, var: str) -> str:
         """The dtype of ``var`` (found on demand: most statements are priced from the cache)."""
         found = self.dtypes.get(var)
-        return found if found is not None else dtype_of(self.program, var, RESULT_DTYPE, self.dtypes)
+        return found if found is not None else kernel_dtype(self.program, var, self.dtypes)
 
     def kind(self, var: str) -> str | None:
         """``param``, ``output`` or ``intermediate`` (None: not a variable of the program)."""
@@ -332,3 +333,37 @@ def edges_of(program: Program) -> tuple[Edges, Edges]:
     (``Program.incoming``: the schedule needs only the sources, not ``pred_of``'s sorted
     union per statement)."""
     return program.incoming
+
+
+def kernel_dtype(program: Program, var: str, known: dict[str, str]) -> str:
+    """The dtype of ``var``'s tile as the NKI backend emits it (``known`` memoizes): a
+    parameter or output its declared one; a matmul result fp32 (PSUM, ``RESULT_DTYPE``); a
+    loaded or transposed tile its input's; any other computed tile the working dtype (the
+    program's output dtype), except a ``[P, 1]`` statistic, fp32. So the exponentials of
+    a bf16 attention evicted from PSUM are bf16, and the matmul reading them runs at the
+    bf16 rate, as in the kernel::
+
+        s = nc_matmul(q_t, k_t)      # float32 (PSUM)
+        p = activation(s, op="exp")  # bfloat16 (the working dtype), not s's float32
+    """
+    found = known.get(var)
+    if found is not None:
+        return found
+    info = program.variables.get(var)
+    writers = program.writers_of(var) if info is not None and not info.dtype else ()
+    if info is None or info.dtype or not writers:
+        dtype = (info.dtype if info is not None else None) or DEFAULT_DTYPE
+    else:
+        ops = [program[node].op for node in writers]
+        pinned = next((RESULT_DTYPE[op.name] for op in ops if op.name in RESULT_DTYPE), None)
+        if pinned is not None:
+            dtype = pinned
+        elif all(op.name in KEEPS_INPUT_DTYPE and op.read_positions for op in ops):
+            first = program[writers[0]]
+            dtype = kernel_dtype(program, first.operands[first.op.read_positions[0]].var, known)
+        elif info.shape[1:] == (1,):
+            dtype = STATISTIC_DTYPE
+        else:
+            dtype = program.output_dtype
+    known[var] = dtype
+    return dtype

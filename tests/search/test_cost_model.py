@@ -202,3 +202,19 @@ def test_prices_kept_across_states_give_the_reports_of_a_fresh_model(root: Progr
     for program in _states(root, 6):
         fresh = type(shared)()
         assert shared.estimate(program) == fresh.estimate(program)
+
+
+def _two_layers(x_t, w1, w2):  # type: ignore[no-untyped-def]
+    return ng.nc_matmul(ng.activation(ng.nc_matmul(w1, x_t), op="relu"), w2)
+
+
+def test_a_computed_tile_has_the_working_dtype_so_a_bf16_matmul_reading_it_runs_at_the_bf16_rate() -> None:
+    # the relu of a matmul result (fp32 in PSUM) is a bf16 tile in the kernel, as the NKI
+    # backend emits it, and the stationary operand of the second matmul: it streams bf16,
+    # as fast as the first
+    shapes = {"x_t": (128, 128), "w1": (128, 128), "w2": (128, 128)}
+    two = estimate(ng.tile(_two_layers, shapes, dtype="bfloat16"))
+    # a fixed issue cost (16 cycles) + N = 128 cycles each at 2.4 GHz
+    assert two.engine_seconds["tensor"] == pytest.approx(2 * (16 + 128) / 2.4e9)
+    fp32 = estimate(ng.tile(_two_layers, shapes, dtype="float32"))
+    assert fp32.engine_seconds["tensor"] == pytest.approx(2 * (16 + 4 * 128) / 2.4e9)  # moving 4x slower
