@@ -153,7 +153,7 @@ def main() -> None:
         "whole 128-key tiles up to the diagonal) is given beside it. Layer norm's kernel adds the `beta` "
         "row with DMA transfers that add into their destination (`dst_rmw_op=nl.add`), which the timing "
         "model prices as copies of the same bytes, a price the calibration does not check; without them "
-        "it profiles at 279.6 us (65.2% of DMA peak)."
+        "it profiles at 279.4 us (65.3% of DMA peak)."
     )
     write_results("workloads", "Workloads beyond matmul (named sizes)", "\n".join(lines), notes)
 

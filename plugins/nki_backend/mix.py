@@ -105,9 +105,9 @@ def patterns(prices: Prices) -> list[tuple[Recipe, ...]]:
     return list(found)
 
 
-END_STRANDS = 3
+END_STRANDS = 5
 """Strands at the end of the program that the emitter also lowers in column pieces."""
-END_PIECES = 4
+END_PIECES = 2
 """Column pieces of the last strands' store chains (:mod:`.columns`): the engines share
 the last rows' work and the last stores start piece by piece, so that the kernel does
 not end with one engine finishing a whole row while the others wait."""
@@ -154,7 +154,7 @@ class Mix(NamedTuple):
 
 REFINED_FIRST = 3
 """Strands at the start of the program whose recipes :func:`refine` revisits."""
-REFINED_LAST = 6
+REFINED_LAST = 9
 """Strands at the end of the program whose recipes :func:`refine` revisits."""
 
 

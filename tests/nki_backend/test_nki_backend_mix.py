@@ -24,7 +24,17 @@ from nkigym_graph_plugins.nki_backend.engines import GPSIMD, SCALAR, VECTOR, Rec
 from nkigym_graph_plugins.nki_backend.interleave import _accesses
 from nkigym_graph_plugins.nki_backend.lower import kernel_types, lower_program
 from nkigym_graph_plugins.nki_backend.lowering import LOWERINGS
-from nkigym_graph_plugins.nki_backend.mix import RECIPES, best_counts, ending, mixed, price, refine, spread
+from nkigym_graph_plugins.nki_backend.mix import (
+    END_PIECES,
+    END_STRANDS,
+    RECIPES,
+    best_counts,
+    ending,
+    mixed,
+    price,
+    refine,
+    spread,
+)
 from nkigym_graph_plugins.nki_backend.render import KernelText, render_kernel
 from nkigym_graph_plugins.nki_backend.skew import skew_store_chains
 from nkigym_graph_plugins.nki_backend.strands import strands
@@ -200,12 +210,13 @@ def test_only_the_given_statements_are_cut_into_column_pieces() -> None:
 
 
 def test_the_last_strands_follow_no_recipe_and_share_one_spread_of_each_row() -> None:
-    assert ending((A, B), 6) == (A, B, A, None, None, None)
-    shapes = {"x": (640, 2048), "g": (1, 2048), "b": (1, 2048)}
+    assert ending((A, B), END_STRANDS + 3) == (A, B, A) + (None,) * END_STRANDS
+    count = END_STRANDS + 2
+    shapes = {"x": (128 * count, 2048), "g": (1, 2048), "b": (1, 2048)}
     program, lower = _layernorm_lowering(shapes, np.dtype(np.float32))
     last = {node for node, strand in strands(program).items() if strand >= 2}
-    cut = skew_store_chains(split_columns(program, 4, last))
-    kb = mixed(lambda recipes: lower(cut, engine_policy="recipe", recipes=recipes), ending((A, D), 5), 40)
+    cut = skew_store_chains(split_columns(program, END_PIECES, last))
+    kb = mixed(lambda recipes: lower(cut, engine_policy="recipe", recipes=recipes), ending((A, D), count), 40)
     text = _text(program, kb)
     assert text.count("nisa.nc_matmul(") == 2 * 4  # g and b spread once each, 512 columns a matmul
     assert text.count("buffer=nl.psum") <= 4  # in rotating banks
