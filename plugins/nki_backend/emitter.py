@@ -48,7 +48,18 @@ from .ir import Call, Loop, Unit, instructions
 from .lower import kernel_types, lower_program, pipelined_statements
 from .lowering import LOWERINGS
 from .memory import live_intervals, peak
-from .mix import END_PIECES, END_STRANDS, WINDOWS, Mix, ending, patterns, price, refine, repeated
+from .mix import (
+    END_PIECES,
+    END_STRANDS,
+    START_STRANDS,
+    WINDOWS,
+    Mix,
+    ending,
+    patterns,
+    price,
+    refine,
+    repeated,
+)
 from .names import identifier
 from .pipeline import PRIORITIES
 from .planned import lower_plan
@@ -223,16 +234,18 @@ def _fit(
 
 def _mixes(program: Program, lower: Callable[..., KernelBuilder]) -> list[Mix]:
     """Lowerings of the skewed program with mixes of recipes per strand (:mod:`.mix`), and
-    of the program with its last ``END_STRANDS`` strands' store chains cut into
-    ``END_PIECES`` column pieces (:func:`.mix.ending`); none for a program of fewer than
-    two strands."""
+    of the program with its first ``START_STRANDS`` and last ``END_STRANDS`` strands'
+    store chains cut into ``END_PIECES`` column pieces (the last ones following no recipe,
+    :func:`.mix.ending`); none for a program of fewer than two strands."""
     strand_of = strands(program)
     count = len(set(strand_of.values()))
     if count < 2:
         return []
     skewed = skew_store_chains(program)
-    last = {node for node, strand in strand_of.items() if strand >= count - END_STRANDS}
-    ended = skew_store_chains(split_columns(program, END_PIECES, last))
+    edges = {
+        node for node, strand in strand_of.items() if strand < START_STRANDS or strand >= count - END_STRANDS
+    }
+    ended = skew_store_chains(split_columns(program, END_PIECES, edges))
 
     def on(variant: Program, recipes: Sequence[Recipe | None]) -> KernelBuilder:
         return lower(variant, engine_policy=RECIPE, recipes=recipes)

@@ -111,6 +111,11 @@ END_PIECES = 2
 """Column pieces of the last strands' store chains (:mod:`.columns`): the engines share
 the last rows' work and the last stores start piece by piece, so that the kernel does
 not end with one engine finishing a whole row while the others wait."""
+START_STRANDS = 1
+"""Strands at the start of the program whose store chains are cut into ``END_PIECES``
+column pieces too: the first row's epilogue starts on the first columns of a spread row
+(``gamma``) while the Tensor Engine still spreads the others, so the engine that takes it
+waits less at the start."""
 
 
 def repeated(pattern: Sequence[Recipe], count: int) -> tuple[Recipe | None, ...]:

@@ -7,6 +7,7 @@ kernels (layer norm and softmax at ragged shapes, fp32 and bf16) equal float64 n
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from typing import Any
 
@@ -28,6 +29,7 @@ from nkigym_graph_plugins.nki_backend.mix import (
     END_PIECES,
     END_STRANDS,
     RECIPES,
+    START_STRANDS,
     best_counts,
     ending,
     mixed,
@@ -235,3 +237,14 @@ def test_revisiting_the_first_and_last_strands_never_ends_later() -> None:
     kb = refine(on, start, 24, lambda kb: True)
     assert kb.engines.makespan <= mixed(on, start, 24).engines.makespan
     _check(_text(program, kb), shapes, np.dtype(np.float32))
+
+
+def test_the_first_and_last_strands_store_in_column_pieces() -> None:
+    count = END_STRANDS + 3
+    shapes = {"x": (128 * count, 1024), "g": (1, 1024), "b": (1, 1024)}
+    *_, ended = _mixed_kernels(layernorm, shapes, np.dtype(np.float32))
+    stores = re.findall(r"nisa\.dma_copy\(dst=\w+\[(\d+):\d+, \d+:\d+\]", ended)
+    pieces = [stores.count(str(128 * strand)) for strand in range(count)]
+    cut = [strand < START_STRANDS or strand >= count - END_STRANDS for strand in range(count)]
+    assert pieces == [END_PIECES if edge else 1 for edge in cut]
+    _check(ended, shapes, np.dtype(np.float32))
