@@ -227,8 +227,8 @@ def _fit(
                 best_mix = (other, mix)
     if best_mix is not None and best is best_mix[0]:  # the best mix, kept: its first and
         # last strands' recipes revisited (not worth its time where another lowering wins)
-        _, (mix_lower, recipes, window) = best_mix
-        best = _keep_faster(best, refine(mix_lower, recipes, window, fits), first)
+        lowered, (mix_lower, recipes, window) = best_mix
+        best = _keep_faster(best, refine(mix_lower, recipes, window, fits, lowered), first)
     return best, splits
 
 

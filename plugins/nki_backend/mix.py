@@ -168,15 +168,16 @@ def refine(
     recipes: Sequence[Recipe | None],
     window: int,
     fits: Callable[[KernelBuilder], bool],
+    lowered: KernelBuilder | None = None,
 ) -> KernelBuilder:
     """The program lowered by ``recipes`` (one per strand) with its groups interleaved
-    within ``window``, after changing the recipe of each of the first ``REFINED_FIRST``
-    and last ``REFINED_LAST`` strands, one at a time, to the one (of ``RECIPES``, or none)
-    with which the engine model ends the kernel first: the repeating pattern is right for
-    the steady state, but at the start some engines wait for the first rows, and at the
-    end for the last rows' stores."""
+    within ``window`` (``lowered``, when the caller has it), after changing the recipe of
+    each of the first ``REFINED_FIRST`` and last ``REFINED_LAST`` strands, one at a time,
+    to the one (of ``RECIPES``, or none) with which the engine model ends the kernel
+    first: the repeating pattern is right for the steady state, but at the start some
+    engines wait for the first rows, and at the end for the last rows' stores."""
     chosen = list(recipes)
-    best = mixed(lower, chosen, window)
+    best = mixed(lower, chosen, window) if lowered is None else lowered
     count = len(chosen)
     revisited = sorted({*range(min(REFINED_FIRST, count)), *range(max(0, count - REFINED_LAST), count)})
     for strand in revisited:
