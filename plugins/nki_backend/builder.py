@@ -98,6 +98,9 @@ class KernelBuilder:
         self.views: dict[str, tuple[Tile, int]] = {}
         """Variables held in columns of a shared tile (a group of transposes, :mod:`.fusion`):
         the tile and the first column."""
+        self.added_by_store: set[str] = set()
+        """Variables whose store adds into its output region (a row stored there first,
+        :class:`.lowering.TensorRowLowering`): ``dst_rmw_op=nl.add``."""
         self.spread: dict[tuple[object, ...], Tile] = {}
         """Rows spread over the partitions (:mod:`.spread`), by (variable, slices, partitions)."""
         self.constants: dict[tuple[object, ...], Tile] = {}

@@ -97,12 +97,17 @@ class Recipe:
     """Whether an addition of a row spread over the partitions (``+ beta``) is a DMA that
     adds the row into its other operand's tile in place (``dst_rmw_op=nl.add``, on the
     inbound ring, :class:`.lowering.TensorRowLowering`) rather than a ``tensor_tensor``."""
+    at_store: bool = False
+    """With ``dma_add``: the DMA adds at the store instead, on the outbound ring: the row
+    is stored to the result's output region first (it needs nothing computed, so it
+    fills the outbound ring's idle time early), and the result's store adds into it."""
 
     @property
     def label(self) -> str:
+        add = (", row added by the store" if self.at_store else ", row add by DMA") if self.dma_add else ""
         return (
             f"{'bn_stats' if self.moments else 'sums'}, {'fused' if self.fused else 'plain'}, "
-            f"{self.one_input}/{self.two_input}{', row add by DMA' if self.dma_add else ''}"
+            f"{self.one_input}/{self.two_input}{add}"
         )
 
 

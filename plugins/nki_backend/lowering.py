@@ -17,7 +17,8 @@ op                 instructions
                    chain (:mod:`.fusion`) ``nisa.scalar_tensor_tensor`` s or the chain's
                    own instructions, as the engine model prefers (:mod:`.scalar_tensor`)
 ``tensor_row``     ``nisa.tensor_tensor`` with the row spread over the partitions
-                   (:mod:`.spread`: a ones matmul, once per row); chains as above
+                   (:mod:`.spread`: a ones matmul, once per row); chains as above; an
+                   addition may be a DMA adding the row in place, or at the store
 ``tensor_scalar``  ``nisa.tensor_scalar(dst, data, op0=nl.<f>, operand0=c)``
 ``tensor_column``  ``nisa.tensor_scalar(dst, data, op0=nl.<f>, operand0=column)``
 ``tensor_reduce``  ``nisa.tensor_reduce(dst, op=nl.<f>, data, axis=1, keepdims=True)``;
@@ -38,6 +39,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from nkigym_graph.ir.literals import format_literal
+from nkigym_graph.ir.slices import overlaps
 from nkigym_graph.ir.statement import Statement
 from nkigym_graph.ir.variables import INTERMEDIATE
 
@@ -131,11 +133,11 @@ class StoreLowering(_Base):
     def lower(self, node: int, stmt: Statement, kb: KernelBuilder) -> None:
         src = kb.read(stmt.operands[0], kb.describe(node), sbuf=True)
         dst = kb.hbm_ref(stmt.dst, kb.describe(node))
-        _dma(kb, stmt, dst, src)
+        _dma(kb, stmt, dst, src, adds=stmt.operands[0].var in kb.added_by_store)
 
 
-def _dma(kb: KernelBuilder, stmt: Statement, dst: Ref, src: Ref) -> None:
-    if stmt.accumulate:
+def _dma(kb: KernelBuilder, stmt: Statement, dst: Ref, src: Ref, adds: bool = False) -> None:
+    if stmt.accumulate or adds:
         kb.call("nisa.dma_copy", ("dst", dst), ("src", src), ("dst_rmw_op", "nl.add"))
     else:
         kb.call("nisa.dma_copy", ("dst", dst), ("src", src))
@@ -294,7 +296,15 @@ class TensorRowLowering(TensorTensorLowering):
     An addition whose ``data`` tile nothing else reads may instead be a DMA that adds the
     spread row into that tile in place (``nisa.dma_copy(..., dst_rmw_op=nl.add)``, on the
     inbound DMA ring, which a row-wise kernel leaves idle part of the time), where the
-    strand's recipe says so (:class:`.engines.Recipe`, ``dma_add``)."""
+    strand's recipe says so (:class:`.engines.Recipe`, ``dma_add``); or, where the recipe
+    says ``at_store`` and the result's only reader is its store, a DMA storing the row to
+    the output region and the store adding the tile into it (both on the outbound ring;
+    the row's store needs nothing computed, so it runs in the ring's idle time)::
+
+        y = tensor_tensor(t, beta, op="add")    nisa.dma_copy(dst=out[r], src=beta_spread)
+        out[r] = y                              ...
+                                                nisa.dma_copy(dst=out[r], src=t, dst_rmw_op=nl.add)
+    """
 
     op_name = "tensor_row"
     engines = ()
@@ -312,10 +322,38 @@ class TensorRowLowering(TensorTensorLowering):
         if data is None:
             super().lower_alone(node, stmt, kb)
             return
+        store = _sole_store(kb, node, stmt) if recipe.at_store else None
         row = self.tensor_operand(kb, stmt, kb.describe(node), data)
-        kb.call("nisa.dma_copy", ("dst", data), ("src", row), ("dst_rmw_op", "nl.add"))
+        if store is None:
+            kb.call("nisa.dma_copy", ("dst", data), ("src", row), ("dst_rmw_op", "nl.add"))
+        else:  # the row to the output region now, the store adds the data into it
+            region = kb.hbm_ref(kb.program[store].dst, kb.describe(store))
+            kb.call("nisa.dma_copy", ("dst", region), ("src", row))
+            kb.added_by_store.add(stmt.dst.var)
         assert isinstance(data.base, Tile)
         kb.views[stmt.dst.var] = (data.base, 0)
+
+
+def _sole_store(kb: KernelBuilder, node: int, stmt: Statement) -> int | None:
+    """The store of ``stmt``'s whole result when that is its only reader, writes (not adds
+    to) its output region, and no statement between ``stmt`` and it reads or writes that
+    region (None otherwise): the row stored there at ``stmt`` stays until the store."""
+    program = kb.program
+    readers = program.consumers_of(stmt.dst.var)
+    if len(readers) != 1 or readers[0][1] != 0:
+        return None
+    at = readers[0][0]
+    store = program[at]
+    if store.op.name != "store" or store.accumulate or store.operands[0].slices != stmt.dst.slices:
+        return None
+    region = store.dst
+    between = range(program.position(node) + 1, program.position(at))
+    others = {*program.writers_of(region.var), *(reader for reader, _ in program.consumers_of(region.var))}
+    for other in others - {at}:
+        mentions = (o for o in program[other].operands if o.var == region.var)
+        if program.position(other) in between and any(overlaps(o.slices, region.slices) for o in mentions):
+            return None
+    return at
 
 
 def _in_place(kb: KernelBuilder, node: int, stmt: Statement) -> Ref | None:

@@ -37,30 +37,33 @@ PATTERNS = range(2, 9)
 WINDOWS = (24, 40, 64)
 """The interleaving windows tried (:data:`.interleave.WINDOW`)."""
 ENGINES = (VECTOR, SCALAR, GPSIMD)
+DMA_ADDS = ((False, False), (True, False), (True, True))
+"""``(dma_add, at_store)`` of the recipes: no DMA addition, one into the tile, one by the store."""
 RECIPES = tuple(
-    Recipe(moments, fused, one, two, dma_add)
-    for moments, fused, one, two, dma_add in product(
-        (False, True), (False, True), (SCALAR, VECTOR), (GPSIMD, VECTOR), (False, True)
+    Recipe(moments, fused, one, two, dma_add, at_store)
+    for moments, fused, one, two, (dma_add, at_store) in product(
+        (False, True), (False, True), (SCALAR, VECTOR), (GPSIMD, VECTOR), DMA_ADDS
     )
     if not fused or (two == GPSIMD and not dma_add)  # a fused chain has no instruction of its own
 )
 """The recipes tried: ``bn_stats`` or not, fused chains or not, the long one-input
 instructions on the Scalar or Vector Engine, the two-input ones on the GpSimd or Vector
-Engine, a row added by a DMA or not."""
-RING = "load"
-"""The inbound DMA ring (loads, and the DMAs that add a row in place), priced beside the engines."""
+Engine, a row added by a DMA (into the tile, or by the store) or not."""
+RINGS = ("load", "store")
+"""The DMA rings (inbound: loads and the DMAs that add a row in place; outbound: stores,
+and the rows stored before the stores that add into them), priced beside the engines."""
 
 Prices = dict[Recipe, tuple[float, ...]]
-"""Recipe -> busy time per strand on each of ``ENGINES``, then on the inbound DMA ring."""
+"""Recipe -> busy time per strand on each of ``ENGINES``, then on each of ``RINGS``."""
 
 
 def price(lower: Callable[[Sequence[Recipe | None]], KernelBuilder], count: int) -> Prices:
-    """Each recipe's engine (and inbound ring) time per strand (of ``count``), from the
+    """Each recipe's engine (and DMA ring) time per strand (of ``count``), from the
     program lowered all on it."""
     prices: Prices = {}
     for recipe in RECIPES:
         engines = lower((recipe,)).engines
-        busy = [engines.busy[engine] for engine in ENGINES] + [engines.rings[RING]]
+        busy = [engines.busy[engine] for engine in ENGINES] + [engines.rings[ring] for ring in RINGS]
         prices[recipe] = tuple(time / count for time in busy)
     return prices
 

@@ -184,8 +184,65 @@ def test_a_recipe_adding_the_row_by_dma_moves_the_addition_to_the_inbound_ring()
     assert by_dma.engines.busy[GPSIMD] == pytest.approx(plain.engines.busy[GPSIMD] - 3 * two_input)
     assert by_dma.engines.rings["load"] > plain.engines.rings["load"]
     prices = price(lambda recipes: lower(skewed, engine_policy="recipe", recipes=recipes), 3)
-    assert len(prices[D]) == 4  # Vector, Scalar, GpSimd, inbound ring
+    assert len(prices[D]) == 5  # Vector, Scalar, GpSimd, inbound ring, outbound ring
     assert prices[D][2] < prices[A][2] and prices[D][3] > prices[A][3]
+
+
+S = Recipe(False, False, SCALAR, GPSIMD, dma_add=True, at_store=True)
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.float32), BF16])
+def test_a_recipe_adding_the_row_by_the_store_moves_the_addition_to_the_outbound_ring(
+    dtype: np.dtype,
+) -> None:
+    """The ``+ beta`` of each row tile becomes a DMA storing the spread row to the tile's
+    output region (it needs nothing computed) and the store of ``(x - mean) * rstd *
+    gamma`` adding into it: the GpSimd Engine does one two-input pass per tile instead of
+    two, the outbound ring moves the row, the inbound ring nothing more."""
+    shapes = {"x": (384, 1000), "g": (1, 1000), "b": (1, 1000)}
+    program, lower = _layernorm_lowering(shapes, dtype)
+    skewed = skew_store_chains(program)
+    plain, by_store = (lower(skewed, engine_policy="recipe", recipes=(r,)) for r in (A, S))
+    text = _text(program, by_store)
+    region = r"nisa\.dma_copy\(dst=(\w+)\[(\d+):\d+, 0:1000\], src=(\w+)"
+    rows_stored = re.findall(region + r"\)", text)
+    added = re.findall(region + r", dst_rmw_op=nl\.add\)", text)
+    starts = ["0", "128", "256"]
+    assert sorted(start for _, start, _ in rows_stored) == sorted(start for _, start, _ in added) == starts
+    assert len({src for *_, src in rows_stored}) == 1  # the one spread row
+    two_input = plain.engines.time_ns(GPSIMD, 1000, 2)
+    assert by_store.engines.busy[GPSIMD] == pytest.approx(plain.engines.busy[GPSIMD] - 3 * two_input)
+    assert by_store.engines.rings["store"] > plain.engines.rings["store"]
+    assert by_store.engines.rings["load"] == pytest.approx(plain.engines.rings["load"])
+    _check(text, shapes, dtype)
+
+
+SCALED_SHIFT = """
+def f(x, g, b):
+    output = nkigym.ndarray((128, 96), dtype=np.float32)
+    tensor_0 = x[0:128, 0:96]
+    tensor_1 = g[0:1, 0:96]
+    tensor_2 = nkigym.tensor_tensor(tensor_0, tensor_1, op="multiply")
+    tensor_3 = b[0:1, 0:96]
+    tensor_4 = nkigym.tensor_tensor(tensor_2, tensor_3, op="add")
+{between}    output[0:128, 0:96] = tensor_4
+    return output
+"""
+
+
+@pytest.mark.parametrize("between", ["", "    output[0:128, 0:96] = tensor_0\n"])
+def test_the_store_adds_the_row_only_where_nothing_else_touches_its_region_before_it(between: str) -> None:
+    """The row stored at the addition must stay in the output region until the result's
+    store adds into it: with another store to the region in between, the DMA adds the row
+    into the tile instead (else the output would be ``x + x * g + b``)."""
+    program = ng.parse_program(SCALED_SHIFT.format(between=between))
+    types = kernel_types(program, None)
+    kb = lower_program(program, TRN2, types, LOWERINGS, engine_policy="recipe", recipes=(S,))
+    assert bool(kb.added_by_store) == (not between)
+    rng = np.random.default_rng(5)
+    x, g, b = (rng.standard_normal(shape).astype(np.float32) for shape in ((128, 96), (1, 96), (1, 96)))
+    out = ng.nki_sim.simulate(_text(program, kb), x, g, b)
+    np.testing.assert_allclose(out, x.astype(np.float64) * g + b, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", [np.dtype(np.float32), BF16])
@@ -243,8 +300,9 @@ def test_the_first_and_last_strands_store_in_column_pieces() -> None:
     count = END_STRANDS + 3
     shapes = {"x": (128 * count, 1024), "g": (1, 1024), "b": (1, 1024)}
     *_, ended = _mixed_kernels(layernorm, shapes, np.dtype(np.float32))
-    stores = re.findall(r"nisa\.dma_copy\(dst=\w+\[(\d+):\d+, \d+:\d+\]", ended)
-    pieces = [stores.count(str(128 * strand)) for strand in range(count)]
+    # the output regions stored (a row stored first where the store adds into it: one region)
+    regions = set(re.findall(r"nisa\.dma_copy\(dst=\w+\[(\d+):\d+, (\d+):\d+\]", ended))
+    pieces = [sum(1 for row, _ in regions if row == str(128 * strand)) for strand in range(count)]
     cut = [strand < START_STRANDS or strand >= count - END_STRANDS for strand in range(count)]
     assert pieces == [END_PIECES if edge else 1 for edge in cut]
     _check(ended, shapes, np.dtype(np.float32))
