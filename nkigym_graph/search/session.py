@@ -135,7 +135,9 @@ class Session:
                 out.extend(found[level : level + 1])
             else:
                 fine = self.successors_of(state, transform, "fine")
-                coarse = self.successors_of(state, transform, "batch")
+                # the batch of level 0, where this state offered it (priced there already);
+                # a state entered at a later level never analyses it
+                coarse = state.candidates.get((transform.name, "batch"), ())
                 for part in backoff(self.program(state), fine[0].matches if fine else (), level - 2):
                     if not coarse or part != coarse[0].matches:
                         out.append(Candidate(transform, part))

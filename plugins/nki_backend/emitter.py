@@ -54,6 +54,7 @@ from .mix import (
     START_STRANDS,
     WINDOWS,
     Mix,
+    distinct,
     ending,
     patterns,
     price,
@@ -227,8 +228,8 @@ def _fit(
                 best_mix = (other, mix)
     if best_mix is not None and best is best_mix[0]:  # the best mix, kept: its first and
         # last strands' recipes revisited (not worth its time where another lowering wins)
-        lowered, (mix_lower, recipes, window) = best_mix
-        best = _keep_faster(best, refine(mix_lower, recipes, window, fits, lowered), first)
+        lowered, (mix_lower, recipes, window, choices) = best_mix
+        best = _keep_faster(best, refine(mix_lower, recipes, window, fits, lowered, choices), first)
     return best, splits
 
 
@@ -250,13 +251,18 @@ def _mixes(program: Program, lower: Callable[..., KernelBuilder]) -> list[Mix]:
     def on(variant: Program, recipes: Sequence[Recipe | None]) -> KernelBuilder:
         return lower(variant, engine_policy=RECIPE, recipes=recipes)
 
-    found = patterns(price(partial(on, skewed), count))
+    prices = price(partial(on, skewed), count)
+    found, choices = patterns(prices), distinct(prices)
     tried = [
-        Mix(partial(on, skewed), repeated(pattern, count), window) for pattern in found for window in WINDOWS
+        Mix(partial(on, skewed), repeated(pattern, count), window, choices)
+        for pattern in found
+        for window in WINDOWS
     ]
     if ended is not skewed and count > END_STRANDS:
         tried += [
-            Mix(partial(on, ended), ending(pattern, count), window) for pattern in found for window in WINDOWS
+            Mix(partial(on, ended), ending(pattern, count), window, choices)
+            for pattern in found
+            for window in WINDOWS
         ]
     return tried
 

@@ -71,15 +71,11 @@ def price(lower: Callable[[Sequence[Recipe | None]], KernelBuilder], count: int)
 def best_counts(prices: Prices, pattern: int) -> dict[Recipe, int]:
     """How many of ``pattern`` strands take each recipe, least busiest engine time first,
     then least total time."""
-    distinct: dict[tuple[float, ...], Recipe] = {}
-    for recipe, cost in prices.items():
-        distinct.setdefault(cost, recipe)
+    costs = {prices[recipe]: recipe for recipe in distinct(prices)}
     kept = [
         (recipe, cost)
-        for cost, recipe in distinct.items()
-        if not any(
-            other != cost and all(o <= c for o, c in zip(other, cost, strict=True)) for other in distinct
-        )
+        for cost, recipe in costs.items()
+        if not any(other != cost and all(o <= c for o, c in zip(other, cost, strict=True)) for other in costs)
     ]
     resources = len(kept[0][1])
     best: tuple[tuple[float, float], tuple[int, ...]] | None = None
@@ -155,6 +151,8 @@ class Mix(NamedTuple):
     lower: Callable[[Sequence[Recipe | None]], KernelBuilder]
     recipes: tuple[Recipe | None, ...]
     window: int
+    choices: tuple[Recipe, ...] = RECIPES
+    """The recipes :func:`refine` may give a strand (one per distinct price: :func:`distinct`)."""
 
     def __call__(self) -> KernelBuilder:
         return mixed(self.lower, self.recipes, self.window)
@@ -166,17 +164,27 @@ REFINED_LAST = 9
 """Strands at the end of the program whose recipes :func:`refine` revisits."""
 
 
+def distinct(prices: Prices) -> tuple[Recipe, ...]:
+    """One recipe per distinct price (recipes that differ only in what the program has
+    none of, such as a ``+ beta`` added by DMA in a softmax, lower alike)."""
+    found: dict[tuple[float, ...], Recipe] = {}
+    for recipe, cost in prices.items():
+        found.setdefault(cost, recipe)
+    return tuple(found.values())
+
+
 def refine(
     lower: Callable[[Sequence[Recipe | None]], KernelBuilder],
     recipes: Sequence[Recipe | None],
     window: int,
     fits: Callable[[KernelBuilder], bool],
     lowered: KernelBuilder | None = None,
+    choices: Sequence[Recipe] = RECIPES,
 ) -> KernelBuilder:
     """The program lowered by ``recipes`` (one per strand) with its groups interleaved
     within ``window`` (``lowered``, when the caller has it), after changing the recipe of
     each of the first ``REFINED_FIRST`` and last ``REFINED_LAST`` strands, one at a time,
-    to the one (of ``RECIPES``, or none) with which the engine model ends the kernel
+    to the one (of ``choices``, or none) with which the engine model ends the kernel
     first: the repeating pattern is right for the steady state, but at the start some
     engines wait for the first rows, and at the end for the last rows' stores."""
     chosen = list(recipes)
@@ -184,7 +192,7 @@ def refine(
     count = len(chosen)
     revisited = sorted({*range(min(REFINED_FIRST, count)), *range(max(0, count - REFINED_LAST), count)})
     for strand in revisited:
-        for recipe in (*RECIPES, None):
+        for recipe in (*choices, None):
             if recipe == chosen[strand]:
                 continue
             trial = [*chosen[:strand], recipe, *chosen[strand + 1 :]]
