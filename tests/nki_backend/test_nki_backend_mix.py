@@ -31,6 +31,7 @@ from nkigym_graph_plugins.nki_backend.mix import (
     RECIPES,
     START_STRANDS,
     best_counts,
+    distinct,
     ending,
     mixed,
     price,
@@ -77,6 +78,21 @@ def test_counts_balance_the_busiest_engine() -> None:
     assert best_counts(prices, 2) in ({A: 1, B: 1}, {A: 1, C: 1}, {B: 1, C: 1})
     # a recipe no cheaper anywhere than another is never taken
     assert best_counts({A: (1.0, 1.0, 1.0), B: (2.0, 1.0, 1.0)}, 4) == {A: 4}
+
+
+def test_refine_tries_one_recipe_per_distinct_price() -> None:
+    """Recipes that differ only in what a program has none of (a softmax has no ``+ beta``
+    for a DMA to add) lower alike and price alike: refine tries the first of them."""
+    prices = {A: (1.0, 2.0), D: (1.0, 2.0), B: (2.0, 1.0), S: (1.0, 2.0)}
+    assert distinct(prices) == (A, B)
+    program = ng.saturate(ng.tile(softmax, {"x": (384, 700)}))
+    lower = partial(lower_program, target=TRN2, types=kernel_types(program, None), lowerings=LOWERINGS)
+    skewed = skew_store_chains(program)
+    priced = price(lambda recipes: lower(skewed, engine_policy="recipe", recipes=recipes), 3)
+    kept = distinct(priced)
+    assert not any(r.dma_add for r in kept)  # each priced like its twin without the DMA
+    assert {priced[r] for r in RECIPES} == {priced[r] for r in kept}
+    assert len({priced[r] for r in kept}) == len(kept) < len(RECIPES)
 
 
 def test_spread_interleaves_the_recipes_evenly() -> None:
