@@ -10,7 +10,7 @@ tile, :mod:`.strands`) is lowered by one :class:`.engines.Recipe`:
 1. price each recipe: lower the program with every strand on it and take each
    engine's busy time per strand (the engine model's, :mod:`.engines`);
 2. for each period of ``PATTERNS`` strands, choose how many take each recipe so that
-   the busiest engine's time is least (all counts are tried: a small integer program);
+   the busiest engine's time is least (a small integer program, searched by branch and bound);
 3. spread those counts evenly over the period (``S F B S F B``), lower the program
    with it and interleave the instruction groups (:mod:`.interleave`, each of
    ``WINDOWS``), so that each engine's queue holds work of several strands at once.
@@ -22,7 +22,7 @@ best, which the busy times alone do not show).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from itertools import product
 from typing import NamedTuple
 
@@ -77,17 +77,40 @@ def best_counts(prices: Prices, pattern: int) -> dict[Recipe, int]:
         for cost, recipe in costs.items()
         if not any(other != cost and all(o <= c for o, c in zip(other, cost, strict=True)) for other in costs)
     ]
-    resources = len(kept[0][1])
-    best: tuple[tuple[float, float], tuple[int, ...]] | None = None
-    for counts in _compositions(pattern, len(kept)):
-        loads = [
-            sum(n * cost[e] for n, (_, cost) in zip(counts, kept, strict=True)) for e in range(resources)
-        ]
-        key = (max(loads), sum(loads))
-        if best is None or key < best[0]:
-            best = (key, counts)
-    assert best is not None
-    return {recipe: n for n, (recipe, _) in zip(best[1], kept, strict=True) if n}
+    return {
+        recipe: n
+        for n, (recipe, _) in zip(_least_counts([c for _, c in kept], pattern), kept, strict=True)
+        if n
+    }
+
+
+def _least_counts(costs: Sequence[tuple[float, ...]], total: int) -> tuple[int, ...]:
+    """The first counts (adding up to ``total``; the first cost's count ascending, then
+    the next's, ...) whose loads ``(busiest, sum)`` are least. Branch and bound: a branch
+    whose busiest partial load already exceeds the best found cannot win (loads only
+    grow), so it and the larger counts after it are skipped; the result is the
+    exhaustive search's."""
+    best: list[tuple[tuple[float, float], tuple[int, ...]]] = []
+    counts = [0] * len(costs)
+    last = len(costs) - 1
+
+    def visit(index: int, left: int, loads: list[float]) -> None:
+        if index == last:
+            counts[index] = left
+            final = [load + left * c for load, c in zip(loads, costs[index], strict=True)]
+            key = (max(final), sum(final))
+            if not best or key < best[0][0]:
+                best[:] = [(key, tuple(counts))]
+            return
+        for n in range(left + 1):
+            partial = [load + n * c for load, c in zip(loads, costs[index], strict=True)]
+            if best and max(partial) > best[0][0][0]:
+                break
+            counts[index] = n
+            visit(index + 1, left - n, partial)
+
+    visit(0, total, [0.0] * len(costs[0]))
+    return best[0][1]
 
 
 def spread(counts: dict[Recipe, int]) -> list[Recipe]:
@@ -200,13 +223,3 @@ def refine(
             if kb.engines.makespan < best.engines.makespan and fits(kb):
                 best, chosen = kb, trial
     return best
-
-
-def _compositions(total: int, parts: int) -> Iterator[tuple[int, ...]]:
-    """Every tuple of ``parts`` counts >= 0 adding up to ``total``."""
-    if parts == 1:
-        yield (total,)
-        return
-    for first in range(total + 1):
-        for rest in _compositions(total - first, parts - 1):
-            yield (first, *rest)

@@ -30,6 +30,7 @@ from nkigym_graph_plugins.nki_backend.mix import (
     END_STRANDS,
     RECIPES,
     START_STRANDS,
+    _least_counts,
     best_counts,
     distinct,
     ending,
@@ -78,6 +79,33 @@ def test_counts_balance_the_busiest_engine() -> None:
     assert best_counts(prices, 2) in ({A: 1, B: 1}, {A: 1, C: 1}, {B: 1, C: 1})
     # a recipe no cheaper anywhere than another is never taken
     assert best_counts({A: (1.0, 1.0, 1.0), B: (2.0, 1.0, 1.0)}, 4) == {A: 4}
+
+
+def _every_count(total: int, parts: int) -> list[tuple[int, ...]]:
+    if parts == 1:
+        return [(total,)]
+    return [(first, *rest) for first in range(total + 1) for rest in _every_count(total - first, parts - 1)]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    costs=st.lists(
+        st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.25, 7.1]), min_size=3, max_size=3).map(tuple),
+        min_size=1,
+        max_size=6,
+    ),
+    total=st.integers(1, 8),
+)
+def test_the_pruned_count_search_finds_what_trying_every_count_finds(
+    costs: list[tuple[float, ...]], total: int
+) -> None:
+    loads = [
+        [sum(n * c[e] for n, c in zip(counts, costs, strict=True)) for e in range(3)]
+        for counts in _every_count(total, len(costs))
+    ]
+    keys = [(max(load), sum(load)) for load in loads]
+    first_least = _every_count(total, len(costs))[keys.index(min(keys))]
+    assert _least_counts(costs, total) == first_least
 
 
 def test_refine_tries_one_recipe_per_distinct_price() -> None:
