@@ -18,16 +18,12 @@ from nkigym_graph.ir.targets import BUILTIN_TARGETS
 from nkigym_graph.ir.variables import INTERMEDIATE, PARAM
 from nkigym_graph.nki_sim.timing.constants import timing_constants
 from nkigym_graph.plugin.registry import registered_cost_models, registered_targets
+from nkigym_graph.scheduling.allocate import STATISTIC_DTYPE, is_statistic
 
 RESULT_DTYPE = {"nc_matmul": "float32"}
 """Ops whose result dtype is fixed: a matmul accumulates fp32 in PSUM. A transpose keeps its
 input's dtype (NKI's ``nc_transpose`` writes PSUM in the input dtype), so a matmul reading
 a transposed bf16 tile runs at the bf16 rate."""
-KEEPS_INPUT_DTYPE = frozenset({"load", "nc_transpose"})
-"""Ops whose result has its input's dtype in the NKI kernel: a loaded tile its
-parameter's, a transpose its input's."""
-STATISTIC_DTYPE = "float32"
-"""A computed ``[P, 1]`` tile (a row's sum, maximum or scale), fp32 as the engines compute it."""
 BUFFER_OF_ENGINE = {"tensor": "psum"}
 """Where an engine's results live (default: SBUF)."""
 READS_SBUF_ONLY = frozenset({"dma", "tensor", "gpsimd"})
@@ -337,11 +333,12 @@ def edges_of(program: Program) -> tuple[Edges, Edges]:
 
 def kernel_dtype(program: Program, var: str, known: dict[str, str]) -> str:
     """The dtype of ``var``'s tile as the NKI backend emits it (``known`` memoizes): a
-    parameter or output its declared one; a matmul result fp32 (PSUM, ``RESULT_DTYPE``); a
-    loaded or transposed tile its input's; any other computed tile the working dtype (the
-    program's output dtype), except a ``[P, 1]`` statistic, fp32. So the exponentials of
-    a bf16 attention evicted from PSUM are bf16, and the matmul reading them runs at the
-    bf16 rate, as in the kernel::
+    parameter or output its declared one; a matmul result fp32 (PSUM, ``RESULT_DTYPE``); the
+    result of an op that keeps its input's dtype (a load, a transpose) its input's; any
+    other computed tile the working dtype (the program's output dtype), except a
+    ``[P, 1]`` statistic, fp32 (as the kernel's streams hold them, ``scheduling.allocate``).
+    So the exponentials of a bf16 attention evicted from PSUM are bf16, and the matmul
+    reading them runs at the bf16 rate, as in the kernel::
 
         s = nc_matmul(q_t, k_t)      # float32 (PSUM)
         p = activation(s, op="exp")  # bfloat16 (the working dtype), not s's float32
@@ -358,10 +355,10 @@ def kernel_dtype(program: Program, var: str, known: dict[str, str]) -> str:
         pinned = next((RESULT_DTYPE[op.name] for op in ops if op.name in RESULT_DTYPE), None)
         if pinned is not None:
             dtype = pinned
-        elif all(op.name in KEEPS_INPUT_DTYPE and op.read_positions for op in ops):
+        elif all(op.result_keeps_input_dtype and op.read_positions for op in ops):
             first = program[writers[0]]
             dtype = kernel_dtype(program, first.operands[first.op.read_positions[0]].var, known)
-        elif info.shape[1:] == (1,):
+        elif is_statistic(info.shape):
             dtype = STATISTIC_DTYPE
         else:
             dtype = program.output_dtype

@@ -64,8 +64,8 @@ class Op:
     engine: str = "none"
     """Where it runs: ``dma``, ``tensor``, ``vector``, ``scalar`` or ``none``."""
     result_keeps_input_dtype: bool = False
-    """Whether the result has its input's dtype wherever it lives (a Tensor Engine
-    transpose writes PSUM in the input dtype, where a matmul accumulates fp32)."""
+    """Whether the result has its input's dtype wherever it lives (a load its parameter's;
+    a Tensor Engine transpose writes PSUM in the input dtype, where a matmul accumulates fp32)."""
     on_chip_positions: tuple[int, ...] = ()
     """Operands that live in on-chip memory (their free size is bounded by SBUF)."""
 

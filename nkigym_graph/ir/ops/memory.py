@@ -43,6 +43,7 @@ class LoadOp(_Copy):
 
     name = "load"
     on_chip_positions = (1,)
+    result_keeps_input_dtype = True
 
 
 class StoreOp(_Copy):
