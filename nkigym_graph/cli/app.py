@@ -33,7 +33,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     from nkigym_graph import __version__
-    from nkigym_graph.cli.inputs import positive_int
+    from nkigym_graph.cli.inputs import positive_int, positive_seconds
     from nkigym_graph.cli.kernel_process import add_limit_arguments
     from nkigym_graph.ir.dtypes import ALIASES, choices
     from nkigym_graph.tiling.arguments import MAX_STATEMENTS
@@ -78,6 +78,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("program", metavar="PROGRAM.nkg")
     p.add_argument("--strategy", default="greedy", help="greedy (default), beam, random, exhaustive")
     p.add_argument("--budget", type=positive_int, default=200, help="states to explore (default 200)")
+    p.add_argument(
+        "--seconds",
+        type=positive_seconds,
+        help="wall-clock limit: return the best found so far when it passes (default: none)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--workers", type=positive_int, help="evaluate states in N processes (default: in this one)"

@@ -71,6 +71,8 @@ def search(args: argparse.Namespace) -> int:
     options = {"strategy": args.strategy, "budget": args.budget, "seed": args.seed}
     if args.workers:
         options["workers"] = args.workers
+    if args.seconds is not None:
+        options["seconds"] = args.seconds
     if args.progress is not None:
         options["progress"] = args.progress
     names = transform_names("--transforms", args.transforms)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import inspect
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -16,6 +17,17 @@ from nkigym_graph.foreign_errors import describe, where
 
 class UsageError(NkigymError):
     """A command-line mistake: the message says what and how to fix it (exit code 2)."""
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text}")
+    return value
 
 
 def positive_int(text: str) -> int:

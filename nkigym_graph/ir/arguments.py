@@ -10,6 +10,7 @@ nkigym_graph.errors.NkigymError: budget must be an integer >= 1, got bool True
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,16 @@ def require_int(value: Any, name: str, error: ErrorType, *, minimum: int = 0) ->
     if number < minimum:
         raise error(f"{name} must be an integer >= {minimum}, got {number}")
     return number
+
+
+def require_seconds(value: Any, name: str, error: ErrorType) -> float:
+    """``value`` as a finite number of seconds above 0 (a bool is not a number here)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise error(f"{name} must be a number of seconds > 0, got {describe(value)}")
+    seconds = float(value)
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise error(f"{name} must be a number of seconds > 0, got {value!r}")
+    return seconds
 
 
 def require_type(value: Any, kind: type | tuple[type, ...], name: str, error: ErrorType, what: str) -> Any:

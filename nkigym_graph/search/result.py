@@ -11,6 +11,9 @@ from nkigym_graph.cost import CostReport
 from nkigym_graph.ir.program import Program
 from nkigym_graph.rewriting.transform import Match
 
+STOP_REASONS = {"budget": ", stopped by the budget", "time": ", stopped by the time limit"}
+"""How ``SearchStats`` prints why a search stopped (nothing when the strategy was done)."""
+
 
 @dataclass(frozen=True)
 class SearchStats:
@@ -32,13 +35,17 @@ class SearchStats:
     collected: int = 0
     """States counted by the budget of a random search (depth >= ``min_depth``)."""
     max_depth: int = 0
+    stopped: str = "done"
+    """Why the search ended: ``done`` (the strategy's own criterion), ``budget`` or
+    ``time`` (``search(seconds=...)``)."""
 
     def __str__(self) -> str:
         collected = f", {self.collected} collected" if self.collected else ""
+        stopped = STOP_REASONS.get(self.stopped, "")
         return (
             f"{self.states} states ({self.duplicates} duplicates skipped), {self.verified} verified "
             f"({self.fully_verified} in full), {self.expansions} expansions{collected}, "
-            f"depth {self.max_depth}, {self.seconds:.2f} s"
+            f"depth {self.max_depth}, {self.seconds:.2f} s{stopped}"
         )
 
 

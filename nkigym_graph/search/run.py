@@ -18,7 +18,7 @@ from typing import Any
 
 from nkigym_graph.cost import CostModel, get_cost_model, model_for
 from nkigym_graph.errors import PluginError
-from nkigym_graph.ir.arguments import describe, require_int, require_type
+from nkigym_graph.ir.arguments import describe, require_int, require_seconds, require_type
 from nkigym_graph.ir.collector import collector_relaxed
 from nkigym_graph.ir.program import Program
 from nkigym_graph.numeric.blas import one_blas_thread
@@ -50,6 +50,7 @@ def search(
     progress: bool | None = None,
     *,
     workers: int | None = None,
+    seconds: float | None = None,
     samples: int = DEFAULT_SAMPLES,
     memo_bytes: int = DEFAULT_MEMO_BYTES,
     confirm: bool | None = None,
@@ -63,6 +64,11 @@ def search(
     such as ``min_depth``, ``width`` or ``batch`` go in ``options``). ``budget``: the
     most distinct states to create (for ``random``: the states to collect). ``seed``
     fixes the random choices, the verification inputs and the sample points.
+    ``seconds``: a wall-clock limit; no candidate's evaluation starts after it (the one
+    under way finishes; with an executor, the expansion under way) and the best state
+    so far is returned, checked in full as always (``result.stats.stopped`` says
+    ``time``; the check of the best comes after the limit). A search stopped by time depends on the
+    machine's speed; one that ends first gives the same result as without a limit.
     ``verify``: ``"sampled"`` checks ``samples`` output elements of every new state,
     ``"all"`` every element; the best is always checked in full. ``executor``: None
     (in this process), ``"process"`` or an ``Executor``; ``workers=N`` makes a process
@@ -83,6 +89,7 @@ def search(
     seed = require_int(seed, "seed", SearchError)
     samples = require_int(samples, "samples", SearchError, minimum=1)
     memo_bytes = require_int(memo_bytes, "memo_bytes", SearchError)
+    limit = None if seconds is None else require_seconds(seconds, "seconds", SearchError)
     for flag, value in (("progress", progress), ("confirm", confirm)):
         if value is not None:
             require_type(value, bool, flag, SearchError, "None, True or False")
@@ -108,6 +115,7 @@ def search(
                 budget=budget,
                 executor=pool,
                 progress=display,
+                deadline=None if limit is None else started + limit,
             )
             chosen.run(session, **bound)
             session.verify_best()
@@ -130,6 +138,7 @@ def search(
         seconds=time.perf_counter() - started,
         collected=len(session.collected),
         max_depth=max(s.depth for s in states),
+        stopped=_stopped(session, chosen.budget_counts),
     )
     if confirm is None:
         confirm = True
@@ -145,6 +154,14 @@ def search(
         profile=confirm_with_profile(best_program, seed) if confirm and family == "neuron" else None,
         netlist=confirm_with_netlist(best_program, seed) if confirm and family == "tenstorrent" else None,
     )
+
+
+def _stopped(session: Session, budget_counts: str) -> str:
+    """Why the search ended (``SearchStats.stopped``)."""
+    if session.timed_out:
+        return "time"
+    used = len(session.collected) if budget_counts == "collected" else len(session.graph)
+    return "budget" if used >= session.budget else "done"
 
 
 def transform_list(transforms: Sequence[str | Transform]) -> list[Transform]:

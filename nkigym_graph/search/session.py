@@ -12,6 +12,7 @@ that fails or a program that computes something else stops the search with a
 from __future__ import annotations
 
 import random
+import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
@@ -45,6 +46,7 @@ class Session:
         budget: int,
         executor: Executor | None,
         progress: Progress,
+        deadline: float | None = None,
     ) -> None:
         self.root_program = root
         self.transforms = list(transforms)
@@ -53,6 +55,9 @@ class Session:
         self.full_checks = full_checks
         self.settings = settings
         self.budget = budget
+        self.deadline = deadline
+        """``time.perf_counter()`` after which no new work starts (None: no limit)."""
+        self.timed_out = False
         self.executor = executor
         self.progress = progress
         self.rng = random.Random(settings.seed)
@@ -179,22 +184,35 @@ class Session:
 
     @property
     def exhausted(self) -> bool:
-        """Whether the state budget is used up."""
-        return len(self.graph) >= self.budget
+        """Whether the state budget or the time is used up."""
+        return len(self.graph) >= self.budget or self.out_of_time
+
+    @property
+    def out_of_time(self) -> bool:
+        """Whether the search's time limit has passed (checked between expansions and
+        between the candidates of one, so the evaluation under way finishes)."""
+        if not self.timed_out and self.deadline is not None and time.perf_counter() >= self.deadline:
+            self.timed_out = True
+        return self.timed_out
 
     def expand(self, state: State, chosen: Sequence[Candidate]) -> list[State]:
-        """The states ``chosen`` lead to from ``state``, in order (see the module docstring)."""
+        """The states ``chosen`` lead to from ``state``, in order (see the module
+        docstring). When the search's time limit passes, the states of the candidates
+        evaluated by then (at least the first; with an executor, all of them)."""
         return self.expand_pairs([(state, c) for c in chosen])
 
     def expand_pairs(self, pairs: Sequence[tuple[State, Candidate]]) -> list[State]:
-        """``expand`` for candidates of several states, in the order given."""
+        """``expand`` for candidates of several states, in the order given (a prefix of
+        them once the time limit passes)."""
         if not pairs:
             return []
         self.expansions += len({state.hash for state, _ in pairs})
         if self.executor is None:  # one at a time: a known state is neither priced nor checked
-            children = [
-                self._record(state, candidate, self._evaluate(state, candidate)) for state, candidate in pairs
-            ]
+            children = []
+            for state, candidate in pairs:
+                if children and self.out_of_time:  # the time is up: the candidates evaluated so far
+                    break
+                children.append(self._record(state, candidate, self._evaluate(state, candidate)))
         else:
             outcomes = run_ordered(self.executor, evaluate_remote, self._tasks(pairs))
             children = [self._record(state, c, o) for (state, c), o in zip(pairs, outcomes, strict=True)]

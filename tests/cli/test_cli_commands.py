@@ -203,6 +203,15 @@ def test_search_emit_simulate_chain(program_file: Path, tmp_path: Path, capsys) 
     assert main(["check-netlist", str(netlist)]) == 0
 
 
+def test_search_stops_at_its_time_limit(program_file: Path, tmp_path: Path, capsys) -> None:
+    best = tmp_path / "best.nkg"
+    argv = ["search", str(program_file), "--seconds", "1e-9", "--no-progress", "-o", str(best)]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "stopped by the time limit" in err and "best: " in err
+    assert best.read_text()  # the best so far (the root here) is written
+
+
 def test_simulate_reports_a_mismatch(program_file: Path, tmp_path: Path, capsys) -> None:
     kernel = tmp_path / "kernel.py"
     assert main(["emit", str(program_file), "--backend", "nki", "-o", str(kernel)]) == 0

@@ -180,6 +180,14 @@ def test_a_plugin_transform_raising_in_the_python_api(broken_plugin, matmul_file
     [
         (["search", "{program}", "--workers", "0"], "argument --workers: expected a positive integer, got 0"),
         (["search", "{program}", "--budget", "-5"], "argument --budget: expected a positive integer, got -5"),
+        (
+            ["search", "{program}", "--seconds", "0"],
+            "argument --seconds: expected a number of seconds > 0, got 0",
+        ),
+        (
+            ["search", "{program}", "--seconds", "soon"],
+            "argument --seconds: expected a number of seconds, got 'soon'",
+        ),
         (["saturate", "{program}", "--transforms", ",,,"], "--transforms: no transform names in ',,,'"),
         (["search", "{program}", "--transforms", " , "], "--transforms: no transform names in ' , '"),
         (["tile", "x.py:f", "--shape", "a=1x1", "--max-statements", "many"], "expected a positive integer"),

@@ -35,6 +35,8 @@ class Strategy:
         "dead_code",
     )
     """The transforms it searches with when ``search`` is given none."""
+    budget_counts: str = "states"
+    """What the budget counts: ``states`` (distinct states created) or ``collected``."""
 
     @property
     def options(self) -> Mapping[str, Any]:
@@ -71,7 +73,13 @@ STRATEGIES: Mapping[str, Strategy] = MappingProxyType(
         s.name: s
         for s in (
             Strategy("exhaustive", exhaustive.run, 1000, "breadth-first over single matches"),
-            Strategy("random", random_walk.run, 100, "seeded depth-uniform random expansion"),
+            Strategy(
+                "random",
+                random_walk.run,
+                100,
+                "seeded depth-uniform random expansion",
+                budget_counts="collected",
+            ),
             Strategy(
                 "greedy", greedy.run, 10_000, "best successor while it improves, then the joint fixpoint"
             ),

@@ -6,7 +6,7 @@ those that may still have untried matches there (a transform is analysed on a st
 only when first picked), and one of its untried matches, all with the search's seeded
 generator: deeper programs are reached as often as shallow ones however many shallow
 states exist. New states at depth >= ``min_depth`` are collected; the search stops
-when ``budget`` states are collected or the frontier is empty. Expansions are drawn
+when ``budget`` states are collected, the frontier is empty or the time is up. Expansions are drawn
 ``round_size`` at a time and evaluated together (the same rounds with or without an
 executor, so the same result).
 """
@@ -48,7 +48,7 @@ def run(session: Session, min_depth: int = 0, max_depth: int | None = None, roun
     if min_depth <= 0:
         session.collected.append(session.root.hash)
     rng = session.rng
-    while len(session.collected) < session.budget and frontier:
+    while len(session.collected) < session.budget and frontier and not session.out_of_time:
         picks: list[tuple[State, Candidate]] = []
         finished: list[State] = []
         while frontier and len(picks) < min(round_size, session.budget - len(session.collected)):
