@@ -12,6 +12,12 @@ the profile's own per-instruction costs (``timing.schedule.compute_ns``). From t
   copies may go to either): a second bound, usually the binding one;
 - the same without the fixed cost per instruction (elements only), the floor that wider
   instructions (one per row instead of one per 512 columns) could approach;
+- the Vector + Scalar bound again with the row maxima and exponentials over 1024 and
+  2048 score columns per instruction (a score tile spanning two or four PSUM banks; the
+  same per-element and per-instruction prices), and for whole rows the PSUM chain: a
+  row's scores take four of the eight banks until its exponentials have read them, so
+  beside a bank of transposes and one accumulator only one row's scores fit, and each
+  row's Q K^T, maximum and exponentials run one after another;
 
 next to the profiled time. Results go to ``benchmarks/results/attention_bound.md``.
 
@@ -23,7 +29,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import ml_dtypes
 
@@ -104,6 +112,7 @@ def main() -> None:
         f"{mfu(vs_elements / 2)} |",
         f"| **profiled kernel** | **{prof.total_us:.1f}** | **{prof.mfu:.1%}** |",
     ]
+    lines += ["", *_wider(work, prof, c, seq, mfu)]
     notes = (
         f"Seq {seq}, d {d}, bf16, non-causal, two-pass softmax; the kernel emitted from the saturated "
         "program with `reorder=True`. Times are the profile's per-instruction prices (`nki_sim.profile`, "
@@ -112,10 +121,71 @@ def main() -> None:
         "(each hand-over between engines costs the model's `engine_sync_ns`); a row's exponentials wait for "
         "its maximum over all four 512-column score tiles. PSUM is not what holds it back: emitted and "
         "profiled as if PSUM had 12 or 16 banks instead of 8 (a what-if outside the hardware), the same "
-        "program is no faster."
+        "program is no faster.\n\n"
+        "What 50% MFU would need: wider score reads lower the Vector + Scalar bound, but only whole rows "
+        "bring it near 50% even with perfect sharing, and whole rows leave PSUM room for one row of scores "
+        "at a time, which serialises each row's matmuls, maximum and exponentials. So no schedule of this "
+        "kernel's instructions (two-pass softmax, P transposed on the Tensor Engine and copied out of "
+        "PSUM) reaches 50% on the timing model."
     )
     title = f"Attention (seq {seq}, d {d}, bf16): what bounds it"
     write_results("attention_bound", title, "\n".join(lines), notes)
+
+
+SCORE_READS = ("nisa.tensor_reduce", "nisa.activation")
+"""The Vector and Scalar instructions that read a row's scores from PSUM (its maxima and
+its exponentials)."""
+
+
+def _wider(
+    work: dict[tuple[str, str], list[float]], prof: Any, c: Any, seq: int, mfu: Callable[[float], str]
+) -> list[str]:
+    """The Vector + Scalar bound with the score reads over wider PSUM tiles, and the PSUM
+    chain of whole rows (see the module docstring)."""
+    bank = c.psum_bank_bytes // 4  # fp32 score columns per bank
+    rows = seq // 128
+    matmul = next(
+        ns / count / 1e3
+        for (e, n), (count, ns, _) in work.items()
+        if e == "Tensor" and n == f"nisa.nc_matmul ({bank} per partition)"
+    )
+    lines = [
+        "| score columns per max / exp instruction | Vector + Scalar, shared evenly (us) | MFU at most |",
+        "|---|---|---|",
+    ]
+    chain = 0.0
+    for width in (bank, 2 * bank, 4 * bank):
+        engine_us = {"Vector": 0.0, "Scalar": 0.0}
+        shared = 0.0
+        row_reads = 0.0
+        for (engine, name), (count, ns, elements) in work.items():
+            if engine not in engine_us:
+                continue
+            kind, per = name.split()[0], int(name.split("(")[1].split()[0])
+            if kind in SCORE_READS and per == bank:
+                fixed = (ns - elements) / count
+                count, ns = count * bank / width, elements + count * bank / width * fixed
+                row_reads += ns / rows / 1e3
+            if kind in SHARED:
+                shared += ns / 1e3
+            else:
+                engine_us[engine] += ns / 1e3
+        even = max((sum(engine_us.values()) + shared) / 2, *engine_us.values())
+        lines.append(f"| {width} | {even:.1f} | {mfu(even)} |")
+        chain = rows * (seq // bank * matmul + row_reads)
+    lines += [
+        "",
+        f"Whole rows ({4 * bank} columns, four of the eight PSUM banks per row of scores): with one row "
+        f"of scores in PSUM at a time, each row's Q K^T ({seq // bank} matmuls), maximum and exponentials "
+        f"run one after another: {chain:.1f} us for {rows} rows, {mfu(chain)} MFU at most.",
+        "",
+        "Without P's transposes (the scores computed transposed, K Q^T, so that the exponentials write P^T "
+        "straight to SBUF; the row maxima from a separate Q K^T, subtracted by a rank-1 matmul into the "
+        "transposed scores' PSUM; P V with V stationary), the Tensor Engine runs four passes of "
+        f"{bank}-column matmuls over the scores: {4 * rows * (seq // bank) * matmul:.1f} us, "
+        f"{mfu(4 * rows * (seq // bank) * matmul)} MFU at most.",
+    ]
+    return lines
 
 
 if __name__ == "__main__":
