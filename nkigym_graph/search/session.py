@@ -208,7 +208,7 @@ class Session:
             return []
         self.expansions += len({state.hash for state, _ in pairs})
         if self.executor is None:  # one at a time: a known state is neither priced nor checked
-            children = []
+            children: list[State] = []
             for state, candidate in pairs:
                 if children and self.out_of_time:  # the time is up: the candidates evaluated so far
                     break
