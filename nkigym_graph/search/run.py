@@ -67,8 +67,9 @@ def search(
     ``seconds``: a wall-clock limit; no candidate's evaluation starts after it (the one
     under way finishes; with an executor, the expansion under way) and the best state
     so far is returned, checked in full as always (``result.stats.stopped`` says
-    ``time``; the check of the best comes after the limit). A search stopped by time depends on the
-    machine's speed; one that ends first gives the same result as without a limit.
+    ``time``; the check of the best comes after the limit). A search stopped by time
+    depends on the machine's speed; one that ends first gives the same result as
+    without a limit.
     ``verify``: ``"sampled"`` checks ``samples`` output elements of every new state,
     ``"all"`` every element; the best is always checked in full. ``executor``: None
     (in this process), ``"process"`` or an ``Executor``; ``workers=N`` makes a process
