@@ -6,18 +6,17 @@ the Buda backend refuses its mask, naming why)."""
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
+from support import example_workloads
 
 import nkigym_graph as ng
 from nkigym_graph_plugins.buda_backend import run_netlist
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "examples"))
-from workloads import WORKLOADS, Workload, gelu_reference
+_workloads = example_workloads()
+WORKLOADS, Workload, gelu_reference = _workloads.WORKLOADS, _workloads.Workload, _workloads.gelu_reference
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 NAMES = sorted(WORKLOADS)

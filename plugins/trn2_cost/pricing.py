@@ -18,7 +18,7 @@ from nkigym_graph.ir.targets import BUILTIN_TARGETS
 from nkigym_graph.ir.variables import INTERMEDIATE, PARAM
 from nkigym_graph.nki_sim.timing.constants import timing_constants
 from nkigym_graph.plugin.registry import registered_cost_models, registered_targets
-from nkigym_graph.scheduling.allocate import STATISTIC_DTYPE, is_statistic
+from nkigym_graph.scheduling.allocate import STATISTIC_DTYPE, is_statistic, working_dtype
 
 RESULT_DTYPE = {"nc_matmul": "float32"}
 """Ops whose result dtype is fixed: a matmul accumulates fp32 in PSUM. A transpose keeps its
@@ -335,8 +335,9 @@ def kernel_dtype(program: Program, var: str, known: dict[str, str]) -> str:
     """The dtype of ``var``'s tile as the NKI backend emits it (``known`` memoizes): a
     parameter or output its declared one; a matmul result fp32 (PSUM, ``RESULT_DTYPE``); the
     result of an op that keeps its input's dtype (a load, a transpose) its input's; any
-    other computed tile the working dtype (the program's output dtype), except a
-    ``[P, 1]`` statistic, fp32 (as the kernel's streams hold them, ``scheduling.allocate``).
+    other computed tile the working dtype (the program's output dtype; fp32 in a float64
+    program, as the hardware has no float64), except a ``[P, 1]`` statistic, fp32 (as
+    the kernel's streams hold them, ``scheduling.allocate``).
     So the exponentials of a bf16 attention evicted from PSUM are bf16, and the matmul
     reading them runs at the bf16 rate, as in the kernel::
 
@@ -361,6 +362,6 @@ def kernel_dtype(program: Program, var: str, known: dict[str, str]) -> str:
         elif is_statistic(info.shape):
             dtype = STATISTIC_DTYPE
         else:
-            dtype = program.output_dtype
+            dtype = working_dtype(program)
     known[var] = dtype
     return dtype

@@ -4,26 +4,16 @@ at ragged sizes, fp32 and bf16, in the interpreter and in the NKI simulator."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import ml_dtypes
 import numpy as np
 import pytest
+from support import example_workloads
 
 import nkigym_graph as ng
 from nkigym_graph_plugins.nki_backend.columns import column_pieces, split_columns, store_chains
 from nkigym_graph_plugins.nki_backend.skew import skew_store_chains
 
-# examples/workloads.py by path: the examples folder on sys.path would shadow test packages
-_SPEC = importlib.util.spec_from_file_location(
-    "nkigym_example_workloads", Path(__file__).parents[2] / "examples" / "workloads.py"
-)
-assert _SPEC is not None and _SPEC.loader is not None
-workloads = importlib.util.module_from_spec(_SPEC)
-sys.modules[_SPEC.name] = workloads  # dataclasses look their module up while the file runs
-_SPEC.loader.exec_module(workloads)
+workloads = example_workloads()
 layernorm, layernorm_reference = workloads.layernorm, workloads.layernorm_reference
 rmsnorm, rmsnorm_reference = workloads.rmsnorm, workloads.rmsnorm_reference
 softmax, softmax_reference = workloads.softmax, workloads.softmax_reference

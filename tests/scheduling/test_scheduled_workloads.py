@@ -5,34 +5,17 @@ numpy, and the ``schedule`` search strategy runs on each workload to a kernel th
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
-import sys
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
+from support import example_workloads
 
 import nkigym_graph as ng
 from nkigym_graph.scheduling.loops import loop_axes
 
-
-def _examples_workloads():  # type: ignore[no-untyped-def]
-    """``examples/workloads.py``, loaded without putting ``examples/`` on the path (its
-    ``transforms.py`` would shadow the tests' ``transforms`` package)."""
-    if "workloads" not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            "workloads", Path(__file__).parents[2] / "examples" / "workloads.py"
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["workloads"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["workloads"]
-
-
-WORKLOADS = _examples_workloads().WORKLOADS
+WORKLOADS = example_workloads().WORKLOADS
 
 SHAPES = {
     "softmax": {"x": (200, 1300)},
