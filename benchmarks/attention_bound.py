@@ -31,7 +31,6 @@ import sys
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import ml_dtypes
 
@@ -61,7 +60,7 @@ def main() -> None:
     arrays = {k: v.astype(ml_dtypes.bfloat16) for k, v in workload.inputs(shapes).items()}
     prof = nkigym.nki_sim.profile(kernel, *arrays.values())
     c = prof.constants
-    work: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
+    work: Work = defaultdict(lambda: [0, 0.0, 0.0])
     for event, timed in zip(prof.events, prof.timed, strict=True):
         if timed is None or event.engine in ("", "DMA"):
             continue
@@ -72,7 +71,7 @@ def main() -> None:
             "Scalar": c.scalar_fixed_cycles / c.scalar_clock_ghz,
             "GpSimd": c.gpsimd_fixed_cycles / c.gpsimd_clock_ghz,
         }[event.engine]
-        row = work[(event.engine, f"{event.name} ({event.elements} per partition)")]
+        row = work[(event.engine, event.name, event.elements)]
         row[0] += 1
         row[1] += ns
         row[2] += ns - fixed if ns else 0.0
@@ -81,25 +80,20 @@ def main() -> None:
     def mfu(us: float) -> str:
         return f"{ideal_us / us:.1%}"
 
-    def total_us(engines: tuple[str, ...], column: int, only: bool = False) -> float:
-        """Work on ``engines`` (``only``: of instructions no other engine may run), in us."""
-        return (
-            sum(
-                v[column]
-                for (e, n), v in work.items()
-                if e in engines and not (only and n.split()[0] in SHARED)
-            )
-            / 1e3
-        )
+    def total_us(engines: tuple[str, ...], column: int) -> float:
+        """Work on ``engines``, in us."""
+        return sum(v[column] for (e, _, _), v in work.items() if e in engines) / 1e3
 
+    bank = c.psum_bank_bytes // 4  # fp32 score columns per PSUM bank
     tensor = total_us(("Tensor",), 1)
-    vs, vs_elements = total_us(("Vector", "Scalar"), 1), total_us(("Vector", "Scalar"), 2)
-    balanced = max(vs / 2, total_us(("Vector",), 1, only=True), total_us(("Scalar",), 1, only=True))
+    vs_elements = total_us(("Vector", "Scalar"), 2)
+    balanced, _ = _shared_evenly(work, bank, bank)
     lines = [
         "| engine | instruction | count | time (us) | of it without fixed costs (us) |",
         "|---|---|---|---|---|",
     ]
-    for (engine, name), (count, ns, elements) in sorted(work.items(), key=lambda kv: -kv[1][1]):
+    for (engine, kind, per), (count, ns, elements) in sorted(work.items(), key=lambda kv: -kv[1][1]):
+        name = f"{kind} ({per} per partition)"
         lines.append(f"| {engine} | `{name}` | {count:.0f} | {ns / 1e3:.1f} | {elements / 1e3:.1f} |")
     lines += [
         "",
@@ -112,7 +106,7 @@ def main() -> None:
         f"{mfu(vs_elements / 2)} |",
         f"| **profiled kernel** | **{prof.total_us:.1f}** | **{prof.mfu:.1%}** |",
     ]
-    lines += ["", *_wider(work, prof, c, seq, mfu)]
+    lines += ["", *_wider(work, bank, seq, mfu)]
     notes = (
         f"Seq {seq}, d {d}, bf16, non-causal, two-pass softmax; the kernel emitted from the saturated "
         "program with `reorder=True`. Times are the profile's per-instruction prices (`nki_sim.profile`, "
@@ -137,42 +131,46 @@ SCORE_READS = ("nisa.tensor_reduce", "nisa.activation")
 its exponentials)."""
 
 
-def _wider(
-    work: dict[tuple[str, str], list[float]], prof: Any, c: Any, seq: int, mfu: Callable[[float], str]
-) -> list[str]:
+Work = dict[tuple[str, str, int], list[float]]
+"""``(engine, instruction, elements per partition)`` -> count, time and time without the
+fixed cost per instruction (ns)."""
+
+
+def _shared_evenly(work: Work, bank: int, width: int) -> tuple[float, float]:
+    """The Vector + Scalar work shared as evenly as the instructions allow, with the score
+    reads ``width`` columns per instruction (same per-element and per-instruction prices),
+    and those score reads' time alone (us)."""
+    engine_us = {"Vector": 0.0, "Scalar": 0.0}
+    shared = reads = 0.0
+    for (engine, kind, per), (count, ns, elements) in work.items():
+        if engine not in engine_us:
+            continue
+        if kind in SCORE_READS and per == bank:
+            fixed = (ns - elements) / count
+            ns = elements + count * bank / width * fixed
+            reads += ns / 1e3
+        if kind in SHARED:
+            shared += ns / 1e3
+        else:
+            engine_us[engine] += ns / 1e3
+    return max((sum(engine_us.values()) + shared) / 2, *engine_us.values()), reads
+
+
+def _wider(work: Work, bank: int, seq: int, mfu: Callable[[float], str]) -> list[str]:
     """The Vector + Scalar bound with the score reads over wider PSUM tiles, and the PSUM
     chain of whole rows (see the module docstring)."""
-    bank = c.psum_bank_bytes // 4  # fp32 score columns per bank
     rows = seq // 128
-    matmul = next(
-        ns / count / 1e3
-        for (e, n), (count, ns, _) in work.items()
-        if e == "Tensor" and n == f"nisa.nc_matmul ({bank} per partition)"
-    )
+    count, ns, _ = work[("Tensor", "nisa.nc_matmul", bank)]
+    matmul = ns / count / 1e3
     lines = [
         "| score columns per max / exp instruction | Vector + Scalar, shared evenly (us) | MFU at most |",
         "|---|---|---|",
     ]
-    chain = 0.0
     for width in (bank, 2 * bank, 4 * bank):
-        engine_us = {"Vector": 0.0, "Scalar": 0.0}
-        shared = 0.0
-        row_reads = 0.0
-        for (engine, name), (count, ns, elements) in work.items():
-            if engine not in engine_us:
-                continue
-            kind, per = name.split()[0], int(name.split("(")[1].split()[0])
-            if kind in SCORE_READS and per == bank:
-                fixed = (ns - elements) / count
-                count, ns = count * bank / width, elements + count * bank / width * fixed
-                row_reads += ns / rows / 1e3
-            if kind in SHARED:
-                shared += ns / 1e3
-            else:
-                engine_us[engine] += ns / 1e3
-        even = max((sum(engine_us.values()) + shared) / 2, *engine_us.values())
+        even, _ = _shared_evenly(work, bank, width)
         lines.append(f"| {width} | {even:.1f} | {mfu(even)} |")
-        chain = rows * (seq // bank * matmul + row_reads)
+    _, row_reads = _shared_evenly(work, bank, 4 * bank)
+    chain = rows * (seq // bank) * matmul + row_reads
     lines += [
         "",
         f"Whole rows ({4 * bank} columns, four of the eight PSUM banks per row of scores): with one row "
