@@ -2,12 +2,14 @@
 
 Groups grow backwards from the outputs (nodes in reverse topological order): a node joins
 the group of its readers when all of them are in one group, it is not a program output,
-no reader needs it transposed, neither it nor the group's exit reads through a transpose
-TM, and the grown group still builds into a fused op that passes the constraint checker
-(``legal``: every rule of seed 004 and the backend's own) and is not slower than the two
-ops it replaces (``fusion.slower``: a fused op with a matmul runs on one column of cores).
-Otherwise the node starts a group of its own, so what cannot fuse becomes a separate graph
-op. Each group has one exit (the only member read from outside) and becomes one graph op.
+no reader reads it transposed, repeated, stacked or spread (a fused op reads its
+intermediates as they are; only a graph op's inputs carry those TMs), neither it nor the
+group's exit reads through a transpose TM, and the grown group still builds into a fused
+op that passes the constraint checker (``legal``: every rule of seed 004 and the
+backend's own) and is not slower than the two ops it replaces (``fusion.slower``: a fused
+op with a matmul runs on one column of cores). Otherwise the node starts a group of its
+own, so what cannot fuse becomes a separate graph op. Each group has one exit (the only
+member read from outside) and becomes one graph op.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .layout import PLAIN
 from .nodes import NodeGraph, NodeSource
 
 Legal = Callable[[list[int], int, int], list[str]]
@@ -53,7 +56,7 @@ class _Planner:
             return None
         for reader in readers:
             for ref in graph.nodes[reader].refs():
-                if isinstance(ref, NodeSource) and ref.node == node_id and ref.transposed:
+                if isinstance(ref, NodeSource) and ref.node == node_id and (ref.transposed or ref.layout != PLAIN):
                     return None
         return group
 

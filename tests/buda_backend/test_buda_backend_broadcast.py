@@ -41,6 +41,22 @@ def test_column_and_row_operands_spread_by_tile_broadcast(shape: tuple[int, int]
     assert "tile_broadcast: c" in artifact.text and "tile_broadcast: r" in artifact.text
 
 
+@pytest.mark.parametrize("saturate", [False, True])
+@pytest.mark.parametrize("shape", [(1, 5), (4, 20), (4, 32), (20, 4), (40, 32)])
+def test_statistics_of_rows_within_one_tile_are_spread(shape: tuple[int, int], saturate: bool) -> None:
+    """A row statistic whose row fits in one 32-wide tile is a [R, 1] column inside the
+    tile that reads it: the reader must still spread it along the row (it is not fused
+    into that reader, whose intermediates carry no TMs)."""
+
+    def scale_by_row_sum(x: Any, g: Any) -> Any:
+        return ng.tensor_tensor(centre_and_scale(x, g), ng.tensor_reduce(x, op="sum"), op="multiply")
+
+    _, out, a = _evaluate(scale_by_row_sum, {"x": shape, "g": (1, shape[1])}, saturate=saturate)
+    x = a["x"]
+    expected = (x - x.mean(axis=1, keepdims=True)) * a["g"] * x.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("fn", ["gelu", "silu", "exp", "rsqrt"])
 def test_activation_scale_bias_and_functions(fn: str) -> None:
     def f(x: Any, b: Any) -> Any:
