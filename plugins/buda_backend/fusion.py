@@ -56,8 +56,9 @@ class _Planner:
             return None
         for reader in readers:
             for ref in graph.nodes[reader].refs():
-                if isinstance(ref, NodeSource) and ref.node == node_id and (ref.transposed or ref.layout != PLAIN):
-                    return None
+                if isinstance(ref, NodeSource) and ref.node == node_id:
+                    if ref.transposed or ref.layout != PLAIN:
+                        return None
         return group
 
     def run(self) -> Plan:
