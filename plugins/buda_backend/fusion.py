@@ -33,6 +33,11 @@ class Plan:
     splits: dict[int, list[str]] = field(default_factory=dict)
 
 
+def _reshaping_read_of(node_id: int, ref: object) -> bool:
+    """Whether ``ref`` reads ``node_id`` transposed, repeated, stacked or spread."""
+    return isinstance(ref, NodeSource) and ref.node == node_id and (ref.transposed or ref.layout != PLAIN)
+
+
 class _Planner:
     def __init__(self, graph: NodeGraph, legal: Legal) -> None:
         self.graph = graph
@@ -56,9 +61,8 @@ class _Planner:
             return None
         for reader in readers:
             for ref in graph.nodes[reader].refs():
-                if isinstance(ref, NodeSource) and ref.node == node_id:
-                    if ref.transposed or ref.layout != PLAIN:
-                        return None
+                if _reshaping_read_of(node_id, ref):
+                    return None
         return group
 
     def run(self) -> Plan:
