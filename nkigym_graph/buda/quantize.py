@@ -48,7 +48,8 @@ def quantize(array: np.ndarray, df: str | None) -> np.ndarray:
     if df is None:
         return np.asarray(array, dtype=np.float64)
     if df in FLOAT_DTYPES:
-        return np.asarray(array).astype(FLOAT_DTYPES[df]).astype(np.float64)
+        with np.errstate(over="ignore"):  # beyond the format's range is inf, as stored
+            return np.asarray(array).astype(FLOAT_DTYPES[df]).astype(np.float64)
     if df in BFP_MAGNITUDE_BITS:
         bits, exp_a = BFP_MAGNITUDE_BITS[df]
         return block_float(np.asarray(array, dtype=np.float64), bits, exp_a)

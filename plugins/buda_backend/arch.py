@@ -7,7 +7,8 @@ holds 8 tiles per ublock); Wormhole B0 and Blackhole use Float32 throughout (4 t
 A bfloat16 (float16) program's queues and op data are Float16_b (Float16) on every arch;
 ``df=`` asks for another data format (``Bfp8_b``: block floating point, one exponent per
 16 values) for queues and op data, accumulation staying the arch's and intermediates
-(matmul partial sums) ``Float16_b``. The numpy evaluator stores values in these formats
+(matmul partial sums) ``Float16_b``; a tensor an op writes whose rows end inside a tile
+is stored in ``Float16_b`` too (``Arch.stored_df``). The numpy evaluator stores values in these formats
 (``nkigym_graph.buda.quantize``).
 """
 
@@ -20,6 +21,7 @@ from nkigym_graph.buda.rules.limits import dest_tiles
 from nkigym_graph.ir.targets import Target
 
 from .errors import BudaEmitError
+from .shapes import TILE
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,22 @@ class Arch:
         partial sum again."""
         if self.df.startswith("Bfp"):
             return "Float16_b" if self.df.endswith("_b") else "Float16"
+        return self.df
+
+    def stored_df(self, shape: tuple[int, int]) -> str:
+        """Data format of a tensor of ``shape`` (elements) written by an op: ``df``, but
+        ``intermed_df`` for a block format when its rows end inside a tile. The tile's
+        padding then shares exponent blocks with real values, and an op can fill it with
+        huge values (a reciprocal or rsqrt of the zero padding gives inf or 1/sqrt(eps)),
+        whose exponent would round the real values of the block to zero. (The host writes
+        zeros there, so input queues keep ``df``.)
+
+        >>> arch = get_arch("wormhole_b0", df="Bfp8_b")
+        >>> arch.stored_df((64, 20)), arch.stored_df((64, 1)), arch.stored_df((64, 64))
+        ('Float16_b', 'Float16_b', 'Bfp8_b')
+        """
+        if shape[1] % TILE and self.df != self.intermed_df:
+            return self.intermed_df
         return self.df
 
     @property

@@ -16,7 +16,7 @@ from .arch import Arch
 from .names import Names
 from .nodes import ConstSource, NodeGraph, NodeSource, ParamSource
 from .opbuild import BuiltOp
-from .queues import DramAllocator, describe_source, host_queue, queue_spec, source_queue_shape
+from .queues import DramAllocator, describe_source, host_queue, queue_spec, source_df, source_queue_shape
 
 Pair = tuple[int, int]
 
@@ -85,7 +85,7 @@ def assemble(
                 out.host_queues[name] = describe_source(source)
             elif not (alone and isinstance(source, NodeSource)):
                 continue
-            queues[name] = host_queue(source_queue_shape(source), arch, dram)
+            queues[name] = host_queue(source_queue_shape(source), arch, dram, source_df(source, arch))
     op_map = {op.name: op for op in ops}
     if alone:
         targets = {fresh_name(f"{op.name}_out", queues.keys() | made): op.name for op in ops}
@@ -99,6 +99,7 @@ def assemble(
             (tuple(op.spec["mblock"]), tuple(op.spec["ublock"])),
             arch,
             dram,
+            op.spec["out_df"],
         )
     if not alone:
         for output, node in graph.outputs.items():

@@ -26,6 +26,7 @@ from .fused import Dims, build_schedules, input_tms
 from .group import GroupMicros, Sub, collect
 from .names import Names
 from .nodes import NodeGraph, Source
+from .queues import source_df
 from .shapes import largest_divisor, tile_shape, tiles
 
 Pair = tuple[int, int]
@@ -97,25 +98,26 @@ def _finish_exit(group: GroupMicros) -> None:
 
 
 def _op_spec(
-    arch: Arch, kind: str, grid: Pair, dims: Dims, names: list[str], tms: list[list[Any]]
+    arch: Arch, kind: str, grid: Pair, dims: Dims, sources: list[Source], names: Names, shape: Pair
 ) -> dict[str, Any]:
+    """The op's netlist entry, reading ``sources`` and writing a tensor of ``shape``."""
     spec: dict[str, Any] = {
         "type": kind,
         "grid_size": list(grid),
-        "inputs": names,
+        "inputs": [names.source(s) for s in sources],
         "t": 1,
         "mblock": list(dims[0]),
         "ublock": list(dims[1]),
         "buf_size_mb": 2,
         "ublock_order": "r",
-        "in_df": [arch.df] * len(names),
-        "out_df": arch.df,
+        "in_df": [source_df(s, arch) for s in sources],
+        "out_df": arch.stored_df(shape),
         "intermed_df": arch.intermed_df,
         "acc_df": arch.acc_df,
         "math_fidelity": arch.math_fidelity,
         "untilize_output": False,
     }
-    for index, items in enumerate(tms):
+    for index, items in enumerate(input_tms(s) for s in sources):
         if items:
             spec[f"input_{index}_tms"] = items
     return spec
@@ -140,21 +142,12 @@ def build_op(
     if len(group.order) == 1:
         sub = group.subs[group.exit]
         sources = [o for o in sub.inputs if not isinstance(o, int)]
-        spec = _op_spec(
-            arch,
-            sub.type,
-            grid,
-            out_dims,
-            [names.source(s) for s in sources],
-            [input_tms(s) for s in sources],
-        )
+        spec = _op_spec(arch, sub.type, grid, out_dims, sources, names, sub.shape)
         if sub.attributes:
             spec["attributes"] = dict(sub.attributes)
         return BuiltOp(name, exit_node, tuple(members), grid, spec, sources, None, 1)
     fused = build_schedules(group, dims, grayskull=arch.name == "grayskull")
     sources = fused.sources
-    spec = _op_spec(
-        arch, "fused_op", grid, out_dims, [names.source(s) for s in sources], [input_tms(s) for s in sources]
-    )
+    spec = _op_spec(arch, "fused_op", grid, out_dims, sources, names, group.subs[group.exit].shape)
     spec["attributes"] = {"fused_op_id": None}
     return BuiltOp(name, exit_node, tuple(members), grid, spec, sources, fused.spec, fused.sub_ops)

@@ -68,12 +68,22 @@ def source_queue_shape(source: Source) -> Pair:
     return (rows, cols)
 
 
+def source_df(source: Source, arch: Arch) -> str:
+    """Data format of what ``source`` reads: another op's output as that op stores it
+    (``Arch.stored_df``), a host queue in ``arch.df``."""
+    if isinstance(source, NodeSource):
+        return arch.stored_df(source_queue_shape(source))
+    return arch.df
+
+
 def queue_spec(
-    producer: str, grid: Pair, dims: tuple[Pair, Pair], arch: Arch, dram: DramAllocator
+    producer: str, grid: Pair, dims: tuple[Pair, Pair], arch: Arch, dram: DramAllocator, df: str | None = None
 ) -> dict[str, Any]:
-    """A DRAM queue written by ``producer`` (``HOST`` or an op) on ``grid`` with blocks ``dims``."""
+    """A DRAM queue written by ``producer`` (``HOST`` or an op) on ``grid`` with blocks
+    ``dims``, in data format ``df`` (default ``arch.df``)."""
+    df = arch.df if df is None else df
     (m, n), (r, c) = dims
-    size = buffer_bytes(m * n * r * c, arch.df)
+    size = buffer_bytes(m * n * r * c, df)
     return {
         "input": producer,
         "type": "queue",
@@ -83,7 +93,7 @@ def queue_spec(
         "mblock": [m, n],
         "ublock": [r, c],
         "ublock_order": "r",
-        "df": arch.df,
+        "df": df,
         "target_device": 0,
         "loc": "dram",
         "dram": [dram.take(size) for _ in range(grid[0] * grid[1])],
@@ -112,13 +122,13 @@ def spread_grid(tiles: Pair, channels: int, longest: int = 8) -> Pair:
     return best
 
 
-def host_queue(shape: Pair, arch: Arch, dram: DramAllocator) -> dict[str, Any]:
+def host_queue(shape: Pair, arch: Arch, dram: DramAllocator, df: str | None = None) -> dict[str, Any]:
     """A host input queue holding a tensor of ``shape`` elements (padded to tiles), in up
     to :data:`HOST_BUFFERS_PER_CHANNEL` buffers per DRAM channel where its tiles divide so
     (:func:`spread_grid`; :class:`DramAllocator` balances them over the channels)."""
     tiles = tile_shape(shape)
     grid = spread_grid(tiles, arch.dram_channels * HOST_BUFFERS_PER_CHANNEL)
-    return queue_spec("HOST", grid, Blocking(grid, [tiles], arch.dest_tiles).dims(tiles), arch, dram)
+    return queue_spec("HOST", grid, Blocking(grid, [tiles], arch.dest_tiles).dims(tiles), arch, dram, df)
 
 
 def describe_source(source: ParamSource | ConstSource) -> dict[str, Any]:

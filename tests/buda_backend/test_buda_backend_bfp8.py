@@ -122,3 +122,35 @@ def test_cli_emit_df(tmp_path: Path, capsys) -> None:
     assert main(["check-netlist", str(netlist), "--strict"]) == 0
     assert main(["emit", str(source), "--backend", "buda", "--df", "Bfp9"]) == 2
     assert "df must be one of" in capsys.readouterr().err
+
+
+def reciprocal_of_row_sums(x):
+    return ng.tensor_scalar(x, ng.activation(ng.tensor_reduce(x, op="sum"), op="reciprocal"), op="multiply")
+
+
+@pytest.mark.parametrize(
+    ("function", "shape", "numpy_function"),
+    [
+        (lambda x: ng.activation(x, op="reciprocal"), (64, 20), lambda x: 1 / x),
+        (lambda x: ng.activation(x, op="rsqrt"), (40, 72), lambda x: x**-0.5),
+        (reciprocal_of_row_sums, (64, 64), lambda x: x / x.sum(axis=1, keepdims=True)),
+    ],
+)
+def test_bfp8_b_tensors_whose_rows_end_inside_a_tile_are_stored_as_float16_b(
+    function, shape: tuple[int, int], numpy_function
+) -> None:
+    """An op can fill a tile's padding with huge values (the reciprocal or rsqrt of its
+    zeros); in a block format they would share an exponent with the real values of the
+    block and round them to zero. Such tensors (a row statistic, rows of 20 or 72
+    columns) are stored in Float16_b; input queues (zero padding) stay Bfp8_b."""
+    artifact = ng.emit_artifact(
+        ng.tile(function, {"x": shape}, target=ng.WORMHOLE_B0), backend="buda", df="Bfp8_b"
+    )
+    assert ng.check_netlist(artifact.text, strict=True) == []
+    netlist = ng.load_netlist(artifact.text)
+    assert netlist.queues["x"].df == "Bfp8_b"
+    assert any(op.out_df == "Float16_b" for op in netlist.all_ops())
+    x = np.random.default_rng(5).uniform(1.0, 2.0, shape)
+    (out,) = run_netlist(artifact, {"x": x.astype(np.float32)}).values()
+    expected = numpy_function(x)
+    assert float(np.abs(out - expected).max() / np.abs(expected).max()) < 0.02
