@@ -274,7 +274,8 @@ def _transpose_groups(
 ) -> None:
     """Transposes of equal blocks (same rows, width and dtype) of tiles written once, in
     ``order``, in groups whose results fit ``columns``: each group runs where its first one
-    does, so a block joins a group only if its tile is written before that. Each member
+    does, so a block joins a group only if its tile is written before that (not by the
+    group's first member: a transpose of a transpose starts its own). Each member
     writes a variable of its own, which only statements after it read."""
     position = {node: i for i, node in enumerate(order)}
     open_groups: dict[tuple[object, ...], list[int]] = {}
@@ -291,7 +292,7 @@ def _transpose_groups(
         key = ((r0, r1), c1 - c0, program.variables[data.var].dtype)
         group = open_groups.get(key)
         room = columns(stmt) // (r1 - r0)
-        if group is None or len(group) >= room or position[source] > position[group[0]]:
+        if group is None or len(group) >= room or position[source] >= position[group[0]]:
             group = open_groups[key] = [node]
             groups.append(group)
         else:

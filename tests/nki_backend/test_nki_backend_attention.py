@@ -180,3 +180,21 @@ def test_search_finds_an_attention_program_that_emits() -> None:
     arrays = _inputs(shapes, ml_dtypes.bfloat16)
     out = ng.nki_sim.simulate(ng.emit(best, backend="nki", reorder=True), *arrays)
     assert _relative_error(out, _reference(*(a.astype(np.float64) for a in arrays))) < 2e-2
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (128, 200), (200, 96)])
+@pytest.mark.parametrize("saturate", [False, True])
+def test_a_transpose_of_a_transpose_is_not_grouped_with_it(shape: tuple[int, int], saturate: bool) -> None:
+    """A group of transposes runs where its first member does, so a transpose reading the
+    first member's result starts a group of its own (it used to join it and read its
+    input before it was written)."""
+
+    def f(x):  # type: ignore[no-untyped-def]
+        return ng.nc_matmul(x, ng.nc_transpose(ng.nc_transpose(x)))
+
+    program = ng.tile(f, {"x": shape})
+    if saturate:
+        program = ng.saturate(program)
+    x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    out = ng.nki_sim.simulate(ng.emit(program, backend="nki"), x)
+    np.testing.assert_allclose(out, x.T.astype(np.float64) @ x, rtol=1e-4, atol=1e-4)
