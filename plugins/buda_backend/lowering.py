@@ -124,9 +124,10 @@ SPREADABLE = frozenset({"add", "subtract", "multiply"})
 def _spread(kind: str, dim: str, shapes: Shapes) -> Lowering:
     """``kind(data, other)`` with ``other`` a column (``dim`` c) or row (r) spread over data."""
     if kind not in SPREADABLE:
+        hint = "; for divide, multiply by a reciprocal" if kind == "divide" else ""
         raise ValueError(
             f"{kind} with a broadcast {'column' if dim == 'c' else 'row'} has no Buda form (a tile "
-            f"broadcast feeds only {', '.join(sorted(SPREADABLE))}); for divide, multiply by a reciprocal"
+            f"broadcast feeds only {', '.join(sorted(SPREADABLE))}){hint}"
         )
     rows, cols = shapes[0]
     layout = Layout(spread=(dim, cols if dim == "c" else rows))
@@ -178,6 +179,8 @@ def _reduce(kind: str, shapes: Shapes) -> Lowering:
             MicroSpec("matmul", (Arg(0), ColumnOnes(cols))),
             MicroSpec("multiply", (Step(0), Fill(1.0 / cols))),
         )
+    if cols == 1:  # the maximum or minimum of one value is that value
+        return (MicroSpec("datacopy", (Arg(0),)),)
     if cols % TILE:
         raise ValueError(
             f"a {kind} over {cols} columns (not a multiple of {TILE}) would include the tile padding"
