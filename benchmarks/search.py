@@ -40,7 +40,7 @@ from nkigym_graph.ir.collector import collector_relaxed
 from nkigym_graph.ir.synthetic import tiled_matmul
 from nkigym_graph.plugin.transforms import matches_of
 from nkigym_graph.search import Verifier, search
-from nkigym_graph.search.run import confirm_with_profile
+from nkigym_graph.search.confirm import confirm_with_profile
 
 SEED_CASE = "random_1024"
 CASES: dict[str, dict[str, Any]] = {

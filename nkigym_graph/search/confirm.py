@@ -1,10 +1,12 @@
 """Confirming a search's best program with what the backend makes of it.
 
 On a NeuronCore target the best program's NKI kernel is timed by ``nki_sim.profile`` (the
-second yardstick). A Tenstorrent target has no simulator of timing: the best program is
+second yardstick), and its outputs are compared with the program's interpretation on the
+same random inputs. A Tenstorrent target has no simulator of timing: the best program is
 emitted as a Buda netlist, checked with every rule (strict: no errors, no warnings) and
 evaluated in numpy on random inputs against the program's interpretation
-(:class:`NetlistConfirmation`).
+(:class:`NetlistConfirmation`). Either way an artifact that computes something else than
+the program is a ``SearchError`` (a backend's bug), never a result.
 """
 
 from __future__ import annotations
@@ -16,12 +18,26 @@ import numpy as np
 
 from nkigym_graph.ir.program import Program
 from nkigym_graph.numeric.compare import errors, magnitude
+from nkigym_graph.search.errors import SearchError
 
 FORMAT_RTOL = {"Float32": 1e-5, "Float16": 2.0**-9, "Float16_b": 2.0**-6, "Bfp8_b": 2.0**-4}
 """How close a netlist's evaluation is to the program's, relative to the largest output, by
 its data format: the evaluator stores every queue, op output and intermediate in it
 (Float16_b: 8 significant bits, rounded a few times along a chain; Bfp8_b: 7 bits shared
 by 16 values)."""
+
+
+KERNEL_RTOL = {
+    "float32": 1e-4,
+    "float16": 2.0**-7,
+    "bfloat16": 2.0**-4,
+    "float8_e4m3": 0.25,
+    "float8_e5m2": 0.25,
+}
+"""How close an NKI kernel's outputs are to the program's, relative to the largest output,
+by the kernel's output dtype (its tiles round each result to it along a chain)."""
+KERNEL_DTYPE_FOR = {"float64": "float32"}
+"""Kernel dtypes for program dtypes NKI lacks (its computed tiles are fp32 then)."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +75,8 @@ def _inputs(program: Program, seed: int) -> dict[str, np.ndarray]:
 
 def confirm_with_netlist(program: Program, seed: int = 0) -> NetlistConfirmation:
     """Emit ``program`` as a Buda netlist for its target, check it strictly and compare its
-    numpy evaluation with the program's on random inputs."""
+    numpy evaluation with the program's on random inputs (``require_agreement`` refuses a
+    netlist that does not agree)."""
     from nkigym_graph.buda import check_netlist
     from nkigym_graph.numeric.interpreter import interpret
     from nkigym_graph.plugin.backends import backends, emit_artifact
@@ -86,3 +103,59 @@ def confirm_with_netlist(program: Program, seed: int = 0) -> NetlistConfirmation
         worst,
         rtol * max(scale, 1.0),
     )
+
+
+def require_agreement(confirmation: NetlistConfirmation) -> NetlistConfirmation:
+    """``confirmation``, if the netlist checks clean and agrees with the program; else a
+    ``SearchError`` saying how it does not."""
+    if not confirmation.ok:
+        raise SearchError(
+            f"the best program's {confirmation}; this is a bug of the buda backend "
+            "(search(..., confirm=False) skips this check)"
+        )
+    return confirmation
+
+
+def confirm_with_profile(program: Program, seed: int = 0) -> Any:
+    """The profile (``nki_sim.profile``) of ``program``'s NKI kernel on random inputs, its
+    outputs checked against the program's interpretation of the same inputs (a program
+    in a dtype NKI lacks is emitted in fp32; ``KERNEL_DTYPE_FOR``)."""
+    from nkigym_graph.nki_sim import profile
+    from nkigym_graph.nki_sim.dtypes import to_dtype
+    from nkigym_graph.plugin.backends import emit
+
+    declared = (program.variables[name].dtype for name in program.returns)
+    dtypes = {p.dtype for p in program.params} | {d for d in declared if d}
+    kernel_dtype = next((KERNEL_DTYPE_FOR[d] for d in sorted(dtypes) if d in KERNEL_DTYPE_FOR), None)
+    options = {} if kernel_dtype is None else {"dtype": kernel_dtype}
+    rng = np.random.default_rng(seed)
+    arrays = [
+        rng.standard_normal(tuple(p.shape)).astype(to_dtype(kernel_dtype or p.dtype) or np.float32)
+        for p in program.params
+    ]
+    found = profile(emit(program, backend="nki", **options), *arrays, target=program.target)
+    _check_kernel_outputs(program, arrays, found.outputs, kernel_dtype)
+    return found
+
+
+def _check_kernel_outputs(
+    program: Program, arrays: list[np.ndarray], outputs: Any, kernel_dtype: str | None
+) -> None:
+    from nkigym_graph.numeric.interpreter import interpret
+
+    inputs = {p.name: a.astype(np.float64) for p, a in zip(program.params, arrays, strict=True)}
+    expected: Any = interpret(program, **inputs)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    got = outputs if isinstance(outputs, tuple) else (outputs,)
+    dtype = kernel_dtype or program.output_dtype
+    rtol = KERNEL_RTOL.get(dtype, 2.0**-4)
+    for index, (out, want) in enumerate(zip(got, expected, strict=True)):
+        want = np.asarray(want, dtype=np.float64)
+        worst = float(errors(np.asarray(out, dtype=np.float64), want).max(initial=0.0))
+        tolerance = rtol * max(magnitude(want), 1.0)
+        if worst > tolerance:
+            raise SearchError(
+                f"the best program's NKI kernel computes something else than the program: output "
+                f"{index} differs by up to {worst:.3g} (tolerance {tolerance:.3g} for {dtype}) on random "
+                "inputs; this is a bug of the nki backend (search(..., confirm=False) skips this check)"
+            )

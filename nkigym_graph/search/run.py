@@ -25,7 +25,7 @@ from nkigym_graph.numeric.blas import one_blas_thread
 from nkigym_graph.numeric.equivalence import DEFAULT_MEMO_BYTES, DEFAULT_SAMPLES, VerifySettings
 from nkigym_graph.plugin.transforms import get_transform
 from nkigym_graph.rewriting.transform import Transform
-from nkigym_graph.search.confirm import confirm_with_netlist
+from nkigym_graph.search.confirm import confirm_with_netlist, confirm_with_profile, require_agreement
 from nkigym_graph.search.errors import SearchError
 from nkigym_graph.search.executors import resolve_executor
 from nkigym_graph.search.progress import Progress
@@ -153,7 +153,9 @@ def search(
         graph=session.graph.graph,
         collected=tuple(session.collected),
         profile=confirm_with_profile(best_program, seed) if confirm and family == "neuron" else None,
-        netlist=confirm_with_netlist(best_program, seed) if confirm and family == "tenstorrent" else None,
+        netlist=require_agreement(confirm_with_netlist(best_program, seed))
+        if confirm and family == "tenstorrent"
+        else None,
     )
 
 
@@ -183,18 +185,3 @@ def transform_list(transforms: Sequence[str | Transform]) -> list[Transform]:
         except PluginError as err:
             raise SearchError(f"transforms: {err}") from None
     return resolved
-
-
-def confirm_with_profile(program: Program, seed: int = 0) -> Any:
-    """The profile of ``program``'s emitted NKI kernel on random inputs."""
-    import numpy as np
-
-    from nkigym_graph.nki_sim import profile
-    from nkigym_graph.nki_sim.dtypes import to_dtype
-    from nkigym_graph.plugin.backends import emit
-
-    rng = np.random.default_rng(seed)
-    arrays = [
-        rng.standard_normal(tuple(p.shape)).astype(to_dtype(p.dtype) or np.float32) for p in program.params
-    ]
-    return profile(emit(program, backend="nki"), *arrays, target=program.target)

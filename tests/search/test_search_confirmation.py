@@ -1,0 +1,62 @@
+"""``search``'s confirmation of the best program with its backend's artifact: the NKI
+kernel's outputs (from ``nki_sim.profile``) and the Buda netlist's evaluation are compared
+with the program's interpretation, and an artifact that computes something else is a
+``SearchError``, never a result."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import nkigym_graph as ng
+import nkigym_graph.nki_sim as nki_sim
+import nkigym_graph.search.run as search_run
+from nkigym_graph.search.confirm import NetlistConfirmation
+
+
+def matmul(a, b):  # type: ignore[no-untyped-def]
+    return ng.nc_matmul(a, b)
+
+
+SHAPES = {"a": (128, 128), "b": (128, 256)}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float64"])
+def test_the_kernel_of_the_best_program_is_profiled_and_agrees(dtype: str) -> None:
+    """A float64 program (NKI has no float64) is confirmed with its fp32 kernel."""
+    result = ng.search(ng.tile(matmul, SHAPES, dtype=dtype), budget=6, progress=False)
+    assert result.profile is not None and result.profile.total_us > 0
+
+
+def test_a_kernel_that_computes_something_else_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = nki_sim.profile
+
+    def off_by_a_little(*args, **kwargs):  # type: ignore[no-untyped-def]
+        found = real(*args, **kwargs)
+        return dataclasses.replace(found, outputs=np.asarray(found.outputs) + 0.5)
+
+    monkeypatch.setattr(nki_sim, "profile", off_by_a_little)
+    with pytest.raises(ng.SearchError, match="NKI kernel computes something else than the program"):
+        ng.search(ng.tile(matmul, SHAPES), budget=4, progress=False)
+    assert ng.search(ng.tile(matmul, SHAPES), budget=4, progress=False, confirm=False).profile is None
+
+
+def test_a_netlist_that_evaluates_differently_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = search_run.confirm_with_netlist
+
+    def differing(program, seed=0):  # type: ignore[no-untyped-def]
+        found = real(program, seed)
+        return dataclasses.replace(found, max_error=10 * found.tolerance)
+
+    monkeypatch.setattr(search_run, "confirm_with_netlist", differing)
+    program = ng.tile(matmul, {"a": (64, 64), "b": (64, 64)}, target=ng.WORMHOLE_B0)
+    with pytest.raises(ng.SearchError, match="evaluates DIFFERENT to the program"):
+        ng.search(program, budget=4, progress=False)
+
+
+def test_a_netlist_confirmation_that_agrees_is_returned() -> None:
+    program = ng.tile(matmul, {"a": (64, 64), "b": (64, 64)}, target=ng.WORMHOLE_B0)
+    confirmation = ng.search(program, budget=4, progress=False).netlist
+    assert isinstance(confirmation, NetlistConfirmation) and confirmation.ok
