@@ -5,6 +5,8 @@
 calls them (``apply``, ``saturate``, ``search``, ``matches_of``) gets a ``TransformError``
 naming the transform, the plugin that registered it and the failing line instead of a
 raw ``ZeroDivisionError`` from inside a plugin. nkigym's own errors pass unchanged.
+``analyze`` must moreover return a list (or tuple) of ``Match``: anything else is a
+``TransformError`` naming the transform, not a failure further on.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def _guarded(method: Callable[..., Any], name: str) -> Callable[..., Any]:
     @functools.wraps(method)
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
         try:
-            return method(self, *args, **kwargs)
+            result = method(self, *args, **kwargs)
         except NkigymError:
             raise
         except Exception as err:  # a plugin's bug: name it
@@ -49,9 +51,28 @@ def _guarded(method: Callable[..., Any], name: str) -> Callable[..., Any]:
                 f"transform {getattr(self, 'name', '?')!r} ({origin(self)}) failed in {name}: "
                 f"{describe(err)}{where(err)}"
             ) from err
+        if name == "analyze":
+            _require_matches(self, result)
+        return result
 
     call._guarded = True  # type: ignore[attr-defined]
     return call
+
+
+def _require_matches(transform: Any, result: Any) -> None:
+    from nkigym_graph.rewriting.transform import Match
+
+    if isinstance(result, list | tuple):
+        wrong = next((item for item in result if not isinstance(item, Match)), None)
+        if wrong is None:
+            return
+        got = f"a {type(result).__name__} holding {type(wrong).__name__} {wrong!r:.60}"
+    else:
+        got = f"{type(result).__name__} {result!r:.60}"
+    raise TransformError(
+        f"transform {getattr(transform, 'name', '?')!r} ({origin(transform)}): analyze must return a "
+        f"list of Match, got {got}"
+    )
 
 
 def origin(transform: object) -> str:

@@ -247,6 +247,38 @@ def test_bad_patterns_and_edits_are_named() -> None:
         Pattern("activation", "relu")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: Pattern("activaton"), r"Pattern\('activaton'\): unknown op; known ops: activation, "),
+        (lambda: SetPattern("nope"), r"SetPattern\('nope'\): unknown op"),
+        (lambda: EqualPattern("nope"), r"EqualPattern\('nope'\): unknown op"),
+        (lambda: Pattern("activation", opp="relu"), "activation has no attribute 'opp' \\(its attributes: "),
+        (lambda: SetPattern("activation", opp="relu"), "has no attribute 'opp'"),
+        (lambda: Pattern("activation", op="rleu"), "op='rleu' is not one of \\["),
+        (
+            lambda: Pattern("activation", None, None, None),
+            "3 operand patterns, but activation reads at most 2",
+        ),
+        (
+            lambda: Pattern("activation", Pattern("activation", capture="x"), capture="x"),
+            "capture names used twice: x",
+        ),
+        (lambda: Pattern(3), "the op must be an op name or None, got 3"),  # type: ignore[arg-type]
+    ],
+)
+def test_a_pattern_that_could_never_match_is_refused_when_built(build, message: str) -> None:
+    """A misspelt op, attribute or choice, more operand patterns than the op reads, or a
+    capture name used twice would match nothing (or lose a capture), silently."""
+    with pytest.raises(TransformError, match=message):
+        build()
+
+
+def test_predicates_and_any_op_patterns_are_not_checked_against_an_op() -> None:
+    assert Pattern(None, op="anything").op is None
+    assert Pattern("activation", op=lambda op: op in ("relu", "exp")).attrs["op"]("exp")
+
+
 STEPS = ["data_reuse", "operand_merge", "free_dim_merge", "dead_code", FoldRelu(), MergeAdds(), ShareValues()]
 
 
@@ -305,3 +337,22 @@ def test_a_set_pattern_updates_its_analysis_along_derivations() -> None:
     calls.clear()
     assert list(matches_of(program, counting)) == MergeAdds().analyze(program)
     assert calls == []  # updated from the root's through the three derivations
+
+
+@pytest.mark.parametrize(
+    ("returned", "got"), [(["a"], "a list holding str 'a'"), (3, "int 3"), (None, "NoneType")]
+)
+def test_an_analysis_that_returns_no_matches_is_named(returned, got: str) -> None:
+    from nkigym_graph.rewriting.transform import Transform
+
+    class ReturnsJunk(Transform):
+        name = "test_returns_junk"
+
+        def analyze(self, program):  # type: ignore[no-untyped-def]
+            return returned
+
+    program = ng.tile(relus(1), {"a": (128, 128), "b": (128, 128)})
+    with pytest.raises(
+        TransformError, match=f"'test_returns_junk' .*analyze must return a list of Match, got {got}"
+    ):
+        ng.saturate(program, [ReturnsJunk()])

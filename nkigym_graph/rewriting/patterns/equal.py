@@ -25,6 +25,7 @@ import bisect
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from nkigym_graph.rewriting.patterns.constraints import checked_op
 from nkigym_graph.rewriting.patterns.tree import Found, Where, attrs_match
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ class EqualPattern:
     __slots__ = ("attrs", "op", "where")
 
     def __init__(self, op_name: str | None = None, /, *, where: Where | None = None, **attrs: Any) -> None:
+        checked_op("EqualPattern", op_name, attrs)
         self.op = op_name
         self.where = where
         self.attrs = attrs

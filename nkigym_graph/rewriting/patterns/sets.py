@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from nkigym_graph.errors import TransformError
 from nkigym_graph.ir.memo import memo
 from nkigym_graph.rewriting.patterns.adjacency import MergeAnalysis
+from nkigym_graph.rewriting.patterns.constraints import checked_op
 from nkigym_graph.rewriting.patterns.sections import Section, Spec
 from nkigym_graph.rewriting.patterns.tree import Found, Where, attrs_match
 
@@ -71,6 +72,7 @@ class SetPattern:
         where: Where | None = None,
         **attrs: Any,
     ) -> None:
+        checked_op("SetPattern", op_name, attrs)
         self.op = op_name
         self.axis = axis
         self.where = where

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from nkigym_graph.errors import TransformError
+from nkigym_graph.rewriting.patterns.constraints import checked_op
 
 if TYPE_CHECKING:
     from nkigym_graph.ir.program import Program
@@ -99,11 +100,26 @@ class Pattern:
         for operand in operands:
             if operand is not None and not isinstance(operand, Pattern):
                 raise TransformError(f"an operand pattern must be a Pattern or None, got {operand!r}")
+        op = checked_op("Pattern", op_name, attrs)
+        if op is not None and len(operands) > len(op.read_positions) + len(op.write_positions):
+            raise TransformError(
+                f"Pattern({op_name!r}): {len(operands)} operand patterns, but {op_name} reads at most "
+                f"{len(op.read_positions) + len(op.write_positions)} operands"
+            )
         self.op = op_name
         self.operands = operands
         self.capture = capture
         self.where = where
         self.attrs = attrs
+        names = self.capture_names()
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise TransformError(f"{self!r}: capture names used twice: {', '.join(twice)}")
+
+    def capture_names(self) -> list[str]:
+        """The capture names of this pattern and its sub-patterns, root first."""
+        own = [self.capture] if self.capture is not None else []
+        return own + [name for o in self.operands if o is not None for name in o.capture_names()]
 
     @property
     def depth(self) -> int:
