@@ -8,14 +8,15 @@ Commands chain through program files (``.nkg``)::
     nkigym-graph profile kernel.py --shape a=1024x1024 --shape b=1024x1024 --trace kernel.json
 
 Exit codes: 0 success, 1 a check failed (netlist violations, simulation mismatch),
-2 a usage or input error (one line on stderr; ``--debug`` shows the traceback), 3 an
-internal error (a bug: one line, ``--debug`` for the traceback), 130 interrupted.
+2 a usage or input error (one line on stderr), 3 an internal error (a bug: one line), 130
+interrupted. ``--debug`` prints the traceback before the line; the exit code is the same.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -33,9 +34,11 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     from nkigym_graph import __version__
-    from nkigym_graph.cli.inputs import positive_int, positive_seconds
+    from nkigym_graph.cli.inputs import non_negative_int, output_file, positive_int, positive_seconds
     from nkigym_graph.cli.kernel_process import add_limit_arguments
     from nkigym_graph.ir.dtypes import ALIASES, choices
+    from nkigym_graph.plugin.transforms import DEFAULT_PIPELINE
+    from nkigym_graph.search import STRATEGIES
     from nkigym_graph.tiling.arguments import MAX_STATEMENTS
 
     parser = _Parser(
@@ -59,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
         default=MAX_STATEMENTS,
         help=f"refuse a tiled program larger than this (default {MAX_STATEMENTS:,})",
     )
-    p.add_argument("-o", "--output", help="program file to write (default: stdout)")
+    p.add_argument("-o", "--output", type=output_file, help="program file to write (default: stdout)")
     p.set_defaults(run=commands.tile)
 
     p = sub.add_parser("ops", help="list the ops and the functions their op= takes")
@@ -70,24 +73,25 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("saturate", help="apply transforms to a fixpoint")
     p.add_argument("program", metavar="PROGRAM.nkg")
-    p.add_argument("--transforms", help="comma-separated names (default: data_reuse,operand_merge,dead_code)")
-    p.add_argument("-o", "--output")
+    p.add_argument("--transforms", help=f"comma-separated names (default: {','.join(DEFAULT_PIPELINE)})")
+    p.add_argument("-o", "--output", type=output_file)
     p.set_defaults(run=commands.saturate)
 
     p = sub.add_parser("search", help="search rewrite sequences for the best program")
     p.add_argument("program", metavar="PROGRAM.nkg")
-    p.add_argument("--strategy", default="greedy", help="greedy (default), beam, random, exhaustive")
+    strategies = ", ".join(f"{name} (default)" if name == "greedy" else name for name in STRATEGIES)
+    p.add_argument("--strategy", default="greedy", help=strategies)
     p.add_argument("--budget", type=positive_int, default=200, help="states to explore (default 200)")
     p.add_argument(
         "--seconds",
         type=positive_seconds,
         help="wall-clock limit: return the best found so far when it passes (default: none)",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument(
         "--workers", type=positive_int, help="evaluate states in N processes (default: in this one)"
     )
-    p.add_argument("--transforms", help="comma-separated names")
+    p.add_argument("--transforms", help="comma-separated names (default: the strategy's)")
     progress = p.add_mutually_exclusive_group()
     progress.add_argument(
         "--progress",
@@ -97,7 +101,7 @@ def _parser() -> argparse.ArgumentParser:
         help="show progress (default: on a terminal; redrawn there, plain lines elsewhere)",
     )
     progress.add_argument("--no-progress", dest="progress", action="store_false")
-    p.add_argument("-o", "--output")
+    p.add_argument("-o", "--output", type=output_file)
     p.set_defaults(run=commands.search)
 
     p = sub.add_parser("emit", help="emit a kernel (nki) or a netlist (buda)")
@@ -109,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
         help="buda: data format of queues and op data: Bfp8_b, Float16_b, Float16 or Float32 "
         "(default: the program's dtype)",
     )
-    p.add_argument("-o", "--output")
+    p.add_argument("-o", "--output", type=output_file)
     p.set_defaults(run=commands.emit)
 
     p = sub.add_parser(
@@ -119,7 +123,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("kernel", metavar="KERNEL.py")
     p.add_argument("--program", help="reference program file: compare with its interpretation")
     p.add_argument("--shape", action="append", metavar="NAME=DIMxDIM")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=non_negative_int, default=0)
     add_limit_arguments(p)
     p.set_defaults(run=commands.simulate)
 
@@ -156,7 +160,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--expand", action="store_true", help="draw folded groups as clusters of their statements")
     p.add_argument("--diff", metavar="AFTER.nkg", help="picture what changed from PROGRAM to AFTER")
-    p.add_argument("-o", "--output")
+    p.add_argument("-o", "--output", type=output_file)
     p.set_defaults(run=commands.dot)
 
     p = sub.add_parser("plugins", help="list loaded plugins and where each came from")
@@ -169,7 +173,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code (never raises, except with ``--debug``)."""
+    """Run the command line; returns the exit code (never raises; ``--debug`` adds tracebacks)."""
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -178,23 +182,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args))
     except (NkigymError, OSError, ValueError, RecursionError, MemoryError) as err:
-        if args.debug:
-            raise
-        _fail(args.command, str(err) if isinstance(err, NkigymError) else describe(err))
+        _fail(args, str(err) if isinstance(err, NkigymError) else describe(err))
         return 2
     except KeyboardInterrupt:
-        _fail(args.command, "interrupted")
+        _fail(args, "interrupted")
         return 130
-    except Exception as err:  # a bug: still one line, the traceback with --debug
-        if args.debug:
-            raise
-        _fail(args.command, f"internal error: {describe(err)} (run with --debug for the traceback)")
+    except Exception as err:  # a bug: still one line
+        hint = "" if args.debug else " (run with --debug for the traceback)"
+        _fail(args, f"internal error: {describe(err)}{hint}")
         return 3
 
 
-def _fail(command: str, message: str) -> None:
+def _fail(args: argparse.Namespace, message: str) -> None:
+    """The error's one line on stderr, after its traceback with ``--debug``."""
+    if args.debug:
+        traceback.print_exc()
     line = " ".join(message.split())
-    print(f"nkigym-graph {command}: error: {line}", file=sys.stderr)
+    print(f"nkigym-graph {args.command}: error: {line}", file=sys.stderr)
 
 
 if __name__ == "__main__":

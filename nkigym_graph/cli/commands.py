@@ -11,8 +11,17 @@ import numpy as np
 import nkigym_graph as ng
 from nkigym_graph.buda.rules import rules_table
 from nkigym_graph.buda.severity import at_least
-from nkigym_graph.cli.inputs import UsageError, existing_file, load_function, parse_shapes, transform_names
+from nkigym_graph.cli.inputs import (
+    UsageError,
+    existing_file,
+    load_function,
+    netlist_file,
+    parse_shapes,
+    transform_names,
+    write_text,
+)
 from nkigym_graph.cli.kernel_process import run_kernel
+from nkigym_graph.cli.kernel_signature import shapes_for_kernel
 from nkigym_graph.cli.listing import op_lines
 from nkigym_graph.ir.dtypes import resolve_dtype
 from nkigym_graph.numeric.compare import errors, magnitude
@@ -92,7 +101,7 @@ def emit(args: argparse.Namespace) -> int:
         options["df"] = args.df
     artifact = ng.emit_artifact(program, backend=args.backend, **options)
     if args.output:
-        Path(args.output).write_text(artifact.text)
+        write_text(args.output, artifact.text)
         facts = ", ".join(f"{k}={v}" for k, v in artifact.facts.items())
         _say(f"wrote {args.output} ({args.backend}){': ' + facts if facts else ''}")
     else:
@@ -108,9 +117,11 @@ def simulate(args: argparse.Namespace) -> int:
         shapes = {p.name: tuple(p.shape) for p in program.params} | shapes
     if not shapes:
         raise UsageError("give the kernel's input shapes with --shape NAME=DIMxDIM, or --program FILE")
+    shapes = shapes_for_kernel(kernel, shapes)
     rng = np.random.default_rng(args.seed)
     inputs = {name: rng.standard_normal(shape).astype(np.float32) for name, shape in shapes.items()}
-    run = run_kernel(kernel, inputs, cpu_seconds=args.cpu_seconds, memory_mb=args.memory_mb)
+    job = {"mode": "simulate", "target": program.target.name if program is not None else "trn2"}
+    run = run_kernel(kernel, inputs, cpu_seconds=args.cpu_seconds, memory_mb=args.memory_mb, job=job)
     result = run.outputs[0]
     print(f"simulated {kernel}: output {tuple(result.shape)} {run.dtypes[0]}; {run.report}")
     if program is None:
@@ -133,7 +144,7 @@ def check_netlist(args: argparse.Namespace) -> int:
         return 0
     if args.netlist is None:
         raise UsageError("check-netlist needs a NETLIST.yaml (or --rules to list the rules)")
-    path = existing_file(args.netlist)
+    path = netlist_file(args.netlist)
     found = ng.check_netlist(path=path, arch=args.arch, min_severity="info")
     threshold = args.min_severity or "warning"
     for v in found:

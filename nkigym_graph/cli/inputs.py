@@ -1,4 +1,5 @@
-"""Reading what users type: shapes, ``FILE.py:FUNC`` references, output paths."""
+"""Reading what users type: numbers, dtypes, shapes, ``FILE.py:FUNC`` references, the
+files to read and the files to write."""
 
 from __future__ import annotations
 
@@ -11,8 +12,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from nkigym_graph.errors import NkigymError
 from nkigym_graph.foreign_errors import describe, where
+from nkigym_graph.ir.dtypes import ALIASES
+from nkigym_graph.nki_sim.dtypes import NKI_DTYPES
 
 
 class UsageError(NkigymError):
@@ -32,13 +37,56 @@ def positive_seconds(text: str) -> float:
 
 def positive_int(text: str) -> int:
     """An argparse type: an integer >= 1."""
+    return _int_at_least(text, 1, "a positive integer")
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer >= 0 (a seed)."""
+    return _int_at_least(text, 0, "a non-negative integer")
+
+
+def _int_at_least(text: str, minimum: int, what: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
     return value
+
+
+def kernel_dtype(text: str) -> str:
+    """An argparse type: an NKI dtype name (``bfloat16``, ``nl.bfloat16``), or one of the
+    aliases ``tile --dtype`` takes (``bf16``, ``fp32``, ...)."""
+    name = text.removeprefix("nl.")
+    name = ALIASES.get(name, name)
+    if name not in NKI_DTYPES:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an NKI dtype; choose one of {', '.join(NKI_DTYPES)} "
+            "(aliases: fp32, bf16, fp16, ...)"
+        )
+    return name
+
+
+def output_file(text: str) -> str:
+    """An argparse type: a file to write, refused up front (before any work) when it is a
+    directory or its directory does not exist."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a directory; give a file name")
+    folder = path.parent
+    if not folder.is_dir():
+        problem = "is not a directory" if folder.exists() else "does not exist"
+        raise argparse.ArgumentTypeError(f"cannot write {text}: {folder} {problem}")
+    return text
+
+
+def write_text(path: str, text: str) -> None:
+    """Write ``text`` to the file ``path``, or a ``UsageError`` naming it and the problem."""
+    try:
+        Path(path).write_text(text)
+    except OSError as err:
+        raise UsageError(f"cannot write {path}: {err.strerror or describe(err)}") from None
 
 
 def transform_names(flag: str, text: str | None) -> list[str] | None:
@@ -81,9 +129,7 @@ def load_function(reference: str) -> Callable[..., Any]:
     path_text, sep, name = reference.rpartition(":")
     if not sep or not name:
         raise UsageError(f"expected FILE.py:FUNCTION, got {reference!r}")
-    path = Path(path_text)
-    if not path.is_file():
-        raise UsageError(f"no such file: {path}")
+    path = existing_file(path_text)
     spec = importlib.util.spec_from_file_location(f"nkigym_user_{path.stem}", path)
     if spec is None or spec.loader is None:
         raise UsageError(f"cannot load {path} as Python")
@@ -103,8 +149,43 @@ def load_function(reference: str) -> Callable[..., Any]:
 
 
 def existing_file(text: str) -> Path:
-    """A path that must exist."""
+    """A file that must exist (a directory is refused as one)."""
     path = Path(text)
+    if path.is_dir():
+        raise UsageError(f"{path} is a directory, not a file")
     if not path.is_file():
         raise UsageError(f"no such file: {path}")
     return path
+
+
+def netlist_file(text: str) -> Path:
+    """A file that must exist and hold a YAML map, as a netlist does; anything else at its
+    top (a list, a single value, nothing) is refused saying what it holds. Text that is not
+    YAML at all is left to the netlist checker, which names the line."""
+    path = existing_file(text)
+    found = _yaml_top(path)
+    if found is not None:
+        raise UsageError(
+            f"{path} is not a netlist: it holds {found}, not a YAML map of sections (queues, graphs, ...)"
+        )
+    return path
+
+
+def _yaml_top(path: Path) -> str | None:
+    """What the top of the YAML in ``path`` is when it is not a map; None for a map or for
+    a file YAML cannot read. Only the first events are parsed."""
+    try:
+        with path.open() as stream:
+            top = next(
+                (e for e in yaml.parse(stream, Loader=yaml.SafeLoader) if isinstance(e, yaml.NodeEvent)), None
+            )
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    if top is None:
+        return "nothing (the file is empty or only comments)"
+    if isinstance(top, yaml.SequenceStartEvent):
+        return "a list"
+    if isinstance(top, yaml.ScalarEvent):
+        value = top.value if len(top.value) <= 40 else top.value[:37] + "..."
+        return f"a single value, {value!r}"
+    return None  # a map, or an alias the checker reports

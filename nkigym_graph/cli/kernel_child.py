@@ -2,13 +2,13 @@
 what it returned.
 
 ``python -m nkigym_graph.cli.kernel_child WORKDIR KERNEL.py`` reads ``inputs.npz`` and
-``job.json`` from WORKDIR. A ``simulate`` job simulates the kernel on the inputs and
-writes ``outputs.npz`` (as float32) and ``result.json`` (the report, the outputs'
-dtypes, or the error); a ``profile`` job casts the inputs to the job's ``dtype``,
-profiles the kernel on ``target``, writes the ``trace`` and ``timeline`` files asked for
-and records the profile's summary as the report. Everything the kernel
-raises, including ``SystemExit``, is recorded, never passed on; the parent
-(``kernel_process``) sets the resource limits and reads the result.
+``job.json`` from WORKDIR. A ``simulate`` job simulates the kernel on the inputs, on the
+job's ``target`` (default trn2), and writes ``outputs.npz`` (as float32) and
+``result.json`` (the report, the outputs' dtypes, or the error); a ``profile`` job casts
+the inputs to the job's ``dtype``, profiles the kernel on ``target``, writes the
+``trace`` and ``timeline`` files asked for and records the profile's summary as the
+report. Everything the kernel raises, including ``SystemExit``, is recorded, never
+passed on; the parent (``kernel_process``) sets the resource limits and reads the result.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def run(workdir: Path, kernel: Path) -> dict[str, Any]:
         job = json.loads((workdir / "job.json").read_text())
         if job["mode"] == "profile":
             return _profile(kernel, inputs, job)
-        outputs, report = simulate(kernel.read_text(), *inputs, report=True)
+        outputs, report = simulate(kernel.read_text(), *inputs, target=job.get("target", "trn2"), report=True)
         arrays = list(outputs) if isinstance(outputs, tuple | list) else [outputs]
         if not arrays or not all(isinstance(a, np.ndarray) for a in arrays):
             return {"error": f"the kernel returned {describe_value(outputs)}, not arrays", "kind": "output"}

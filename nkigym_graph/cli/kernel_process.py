@@ -71,8 +71,9 @@ def run_kernel(
 ) -> KernelRun:
     """Simulate ``kernel`` on ``inputs`` in a limited child process.
 
-    ``job`` asks the child for a profile instead: ``{"mode": "profile", "dtype": ...,
-    "target": ..., "trace": path or None, "timeline": path or None}`` (see ``kernel_child``).
+    ``job`` says what the child does (see ``kernel_child``): ``{"mode": "simulate",
+    "target": ...}`` (the default, on trn2), or ``{"mode": "profile", "dtype": ...,
+    "target": ..., "trace": path or None, "timeline": path or None}``.
     """
     wall = 2 * cpu_seconds + 30
     with tempfile.TemporaryDirectory(prefix="nkigym-kernel-") as tmp:
@@ -136,7 +137,11 @@ def _failure(code: int, stderr: str, cpu_seconds: int, memory_mb: int) -> str:
     if "MemoryError" in last:
         return f"the kernel's process ran out of memory (limit {memory_mb} MiB: --memory-mb)"
     detail = f": {last[:200]}" if last else ""
-    return f"the kernel's process exited with code {code} before returning{detail}"
+    message = f"the kernel's process exited with code {code} before returning{detail}"
+    # The child records whatever the kernel raises: a crash is most often the address-space limit.
+    if code != 0:
+        message += f"; it likely ran out of its --memory-mb limit ({memory_mb} MiB)"
+    return message
 
 
 def _relay(stdout: str) -> None:

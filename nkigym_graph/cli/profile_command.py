@@ -11,9 +11,16 @@ from pathlib import Path
 
 import numpy as np
 
-from nkigym_graph.cli.inputs import UsageError, existing_file, parse_shapes
+from nkigym_graph.cli.inputs import (
+    UsageError,
+    existing_file,
+    kernel_dtype,
+    non_negative_int,
+    output_file,
+    parse_shapes,
+)
 from nkigym_graph.cli.kernel_process import add_limit_arguments, run_kernel
-from nkigym_graph.nki_sim.dtypes import to_dtype
+from nkigym_graph.cli.kernel_signature import shapes_for_kernel
 from nkigym_graph.plugin.registry import get_target
 
 
@@ -27,14 +34,27 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "busy engines, DMA bandwidth, the critical resource and the top stalls.",
     )
     p.add_argument("kernel", metavar="KERNEL.py")
-    p.add_argument("--shape", action="append", metavar="NAME=DIMxDIM", help="an input's shape (repeat)")
+    p.add_argument("--shape", action="append", metavar="NAME=DIMxDIM", help="a parameter's shape (repeat)")
     p.add_argument(
-        "--dtype", default="float32", help="input dtype: float32 (default), bfloat16, float8_e4m3, ..."
+        "--dtype",
+        type=kernel_dtype,
+        default="float32",
+        help="input dtype: float32 (default), bfloat16, float8_e4m3, ... or an alias (bf16, fp32, ...)",
     )
     p.add_argument("--target", default="trn2")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--trace", metavar="OUT.json", help="write a Chrome / Perfetto trace (ui.perfetto.dev)")
-    p.add_argument("--timeline", metavar="OUT.svg", help="draw a per-engine timeline (needs matplotlib)")
+    p.add_argument("--seed", type=non_negative_int, default=0)
+    p.add_argument(
+        "--trace",
+        type=output_file,
+        metavar="OUT.json",
+        help="write a Chrome / Perfetto trace (ui.perfetto.dev)",
+    )
+    p.add_argument(
+        "--timeline",
+        type=output_file,
+        metavar="OUT.svg",
+        help="draw a per-engine timeline (needs matplotlib)",
+    )
     add_limit_arguments(p)
     p.set_defaults(run=run)
 
@@ -43,15 +63,13 @@ def run(args: argparse.Namespace) -> int:
     kernel = existing_file(args.kernel)
     shapes = parse_shapes(args.shape)
     if not shapes:
-        raise UsageError("give the kernel's input shapes with --shape NAME=DIMxDIM (in argument order)")
-    dtype = to_dtype(args.dtype.removeprefix("nl."))
-    if dtype is None:
-        raise UsageError(f"unknown dtype {args.dtype!r}: try float32 or bfloat16")
+        raise UsageError("give the kernel's input shapes with --shape NAME=DIMxDIM, one per parameter")
+    shapes = shapes_for_kernel(kernel, shapes)
     rng = np.random.default_rng(args.seed)
     inputs = {name: rng.standard_normal(shape) for name, shape in shapes.items()}  # cast in the child
     job = {
         "mode": "profile",
-        "dtype": args.dtype.removeprefix("nl."),
+        "dtype": args.dtype,
         "target": get_target(args.target).name,
         "trace": str(Path(args.trace).resolve()) if args.trace else None,
         "timeline": str(Path(args.timeline).resolve()) if args.timeline else None,

@@ -88,10 +88,15 @@ def test_transforms_and_plugins_listings(capsys) -> None:
         (["saturate", "{program}", "--transforms", "fuse_everything"], "unknown transform 'fuse_everything'"),
         (["emit", "{program}", "--backend", "cuda"], "unknown backend 'cuda'"),
         (["saturate", "nothing.nkg"], "no such file: nothing.nkg"),
+        (["saturate", "{folder}"], "{folder} is a directory, not a file"),
+        (["tile", "{folder}:f", "--shape", "a=1x1"], "{folder} is a directory, not a file"),
+        (["simulate", "{folder}", "--shape", "a=1x1"], "{folder} is a directory, not a file"),
+        (["check-netlist", "{folder}"], "{folder} is a directory, not a file"),
     ],
 )
-def test_user_errors_exit_2_with_one_line(argv, message, kernels, program_file, capsys) -> None:
-    argv = [a.format(kernels=kernels, program=program_file) for a in argv]
+def test_user_errors_exit_2_with_one_line(argv, message, kernels, program_file, tmp_path, capsys) -> None:
+    argv = [a.format(kernels=kernels, program=program_file, folder=tmp_path) for a in argv]
+    message = message.format(folder=tmp_path)
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err
@@ -180,9 +185,12 @@ def test_check_netlist_rules_lists_every_rule_with_its_enforcement(capsys) -> No
     assert main(["check-netlist"]) == 2
 
 
-def test_debug_shows_the_traceback(kernels: Path) -> None:
-    with pytest.raises(ng.TilingError):
-        main(["--debug", "tile", f"{kernels}:matmul_tanh", "--shape", "a=256x256", "--shape", "b=128x512"])
+def test_debug_shows_the_traceback(kernels: Path, capsys) -> None:
+    argv = ["--debug", "tile", f"{kernels}:matmul_tanh", "--shape", "a=256x256", "--shape", "b=128x512"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "TilingError" in err
+    assert err.strip().splitlines()[-1].startswith("nkigym-graph tile: error: ")
 
 
 def test_console_script_is_installed(tmp_path: Path) -> None:
@@ -210,6 +218,16 @@ def test_search_stops_at_its_time_limit(program_file: Path, tmp_path: Path, caps
     err = capsys.readouterr().err
     assert "stopped by the time limit" in err and "best: " in err
     assert best.read_text()  # the best so far (the root here) is written
+
+
+def test_simulate_reports_the_programs_target(kernels: Path, tmp_path: Path, capsys) -> None:
+    program, kernel = tmp_path / "p.nkg", tmp_path / "kernel.py"
+    shapes = ["--shape", "a=128x128", "--shape", "b=128x128"]
+    assert main(["tile", f"{kernels}:matmul_tanh", *shapes, "--target", "trn1", "-o", str(program)]) == 0
+    assert main(["emit", str(program), "-o", str(kernel)]) == 0
+    capsys.readouterr()
+    assert main(["simulate", str(kernel), "--program", str(program)]) == 0
+    assert "; trn1: " in capsys.readouterr().out
 
 
 def test_simulate_reports_a_mismatch(program_file: Path, tmp_path: Path, capsys) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -192,6 +194,10 @@ def test_a_plugin_transform_raising_in_the_python_api(broken_plugin, matmul_file
         (["search", "{program}", "--transforms", " , "], "--transforms: no transform names in ' , '"),
         (["tile", "x.py:f", "--shape", "a=1x1", "--max-statements", "many"], "expected a positive integer"),
         (["simulate", "k.py", "--cpu-seconds", "0"], "argument --cpu-seconds: expected a positive integer"),
+        (["simulate", "k.py", "--seed", "-1"], "argument --seed: expected a non-negative integer, got -1"),
+        (["profile", "k.py", "--seed", "-1"], "argument --seed: expected a non-negative integer, got -1"),
+        (["search", "{program}", "--seed", "-1"], "argument --seed: expected a non-negative integer, got -1"),
+        (["profile", "k.py", "--dtype", "bf17"], "argument --dtype: 'bf17' is not an NKI dtype"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
         (["tile"], "the following arguments are required: FILE.py:FUNC"),
     ],
@@ -199,6 +205,37 @@ def test_a_plugin_transform_raising_in_the_python_api(broken_plugin, matmul_file
 def test_refused_arguments(argv: list[str], message: str, matmul_file: Path, capsys) -> None:
     assert main([a.format(program=matmul_file) for a in argv]) == 2
     assert message in _one_line(capsys)
+
+
+WRITERS = [
+    ["tile", "x.py:f", "-o"],
+    ["saturate", "{program}", "-o"],
+    ["search", "{program}", "-o"],
+    ["emit", "{program}", "-o"],
+    ["dot", "{program}", "-o"],
+    ["profile", "k.py", "--trace"],
+    ["profile", "k.py", "--timeline"],
+]
+
+
+@pytest.mark.parametrize("argv", WRITERS)
+@pytest.mark.parametrize(
+    ("output", "problem"),
+    [("{dir}", "{dir} is a directory; give a file name"), ("{dir}/no/k.py", "{dir}/no does not exist")],
+)
+def test_a_file_that_cannot_be_written_is_refused_first(
+    argv: list[str], output: str, problem: str, matmul_file: Path, tmp_path: Path, capsys
+) -> None:
+    output, problem = output.format(dir=tmp_path), problem.format(dir=tmp_path)
+    assert main([*(a.format(program=matmul_file) for a in argv), output]) == 2
+    line = _one_line(capsys)
+    assert f"argument {argv[-1]}" in line and problem in line
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (every write fails)")
+def test_a_write_that_fails_names_the_file(matmul_file: Path, capsys) -> None:
+    assert main(["emit", str(matmul_file), "-o", "/dev/full"]) == 2
+    assert "cannot write /dev/full: No space left on device" in _one_line(capsys)
 
 
 def test_long_error_messages_are_cut(tmp_path: Path, capsys) -> None:
@@ -250,6 +287,39 @@ def test_a_plugin_package_that_fails_to_import_is_named(monkeypatch) -> None:
         plugin_manager._register_entry_point(pm, broken)
 
 
-def test_debug_after_the_command_shows_the_traceback() -> None:
-    with pytest.raises(ng.NkigymError, match=r"no such file: missing.py"):
-        main(["tile", "missing.py:f", "--debug"])
+def test_debug_after_the_command_shows_the_traceback(capsys) -> None:
+    assert main(["tile", "missing.py:f", "--debug"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "UsageError: no such file: missing.py" in err
+    assert err.strip().splitlines()[-1] == "nkigym-graph tile: error: no such file: missing.py"
+
+
+def test_debug_adds_the_traceback_and_keeps_the_exit_code(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.nkg"
+    bad.write_text("def f(a):\n    tensor_0 = a[0:128, 0:128\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "nkigym_graph", "--debug", "saturate", str(bad)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2  # bad input, as without --debug
+    assert "Traceback" in done.stderr and "ParseError" in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("nkigym-graph saturate: error: line 2")
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("garbage\n", "it holds a single value, 'garbage'"),
+        ("- queues\n- graphs\n", "it holds a list"),
+        ("# only a comment\n", "it holds nothing"),
+    ],
+)
+def test_check_netlist_says_what_a_file_holds_instead(text: str, found: str, tmp_path: Path, capsys) -> None:
+    path = tmp_path / "g.nkg"
+    path.write_text(text)
+    assert main(["check-netlist", str(path)]) == 2
+    line = _one_line(capsys)
+    assert f"{path} is not a netlist: {found}" in line
+    assert "pathlib" not in line and "Marked" not in line and "path=" not in line

@@ -33,6 +33,19 @@ def test_tile_help_lists_the_dtypes(capsys) -> None:
     assert "bf16=bfloat16" in text and "--max-statements" in text
 
 
+def test_help_texts_show_the_real_defaults_and_strategies(capsys) -> None:
+    from nkigym_graph.plugin.transforms import DEFAULT_PIPELINE
+    from nkigym_graph.search import STRATEGIES
+
+    assert main(["saturate", "--help"]) == 0
+    text = "".join(capsys.readouterr().out.split())
+    assert f"(default:{','.join(DEFAULT_PIPELINE)})" in text
+    assert main(["search", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert all(name in text for name in STRATEGIES) and "schedule" in text
+    assert "greedy (default)" in text
+
+
 def test_ops_lists_ops_and_activation_functions(capsys) -> None:
     assert main(["ops"]) == 0
     out = capsys.readouterr().out

@@ -41,6 +41,35 @@ def test_profile_in_bf16(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "(bfloat16)" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("alias", ["bf16", "nl.bfloat16"])
+def test_profile_takes_the_dtype_aliases_of_tile(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], alias: str
+) -> None:
+    kernel = _kernel(tmp_path)
+    argv = ["profile", str(kernel), "--shape", "a=256x256", "--shape", "b=256x512", "--dtype", alias]
+    assert main(argv) == 0
+    assert "(bfloat16)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["profile", "simulate"])
+def test_shapes_must_name_the_kernels_parameters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    kernel = _kernel(tmp_path)
+    argv = [command, str(kernel), "--shape", "a=256x256", "--shape", "c=256x512", "--shape", "d=1x1"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"the kernel matmul(a, b) in {kernel} has no parameter(s) 'c', 'd': give --shape" in err
+
+
+def test_shapes_are_passed_in_the_kernels_parameter_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kernel = _kernel(tmp_path)  # a 256x256 @ 256x512 matmul: swapped inputs would not fit
+    assert main(["simulate", str(kernel), "--shape", "b=256x512", "--shape", "a=256x256"]) == 0
+    assert "output (256, 512)" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [([], "--shape"), (["--shape", "a=256x256", "--shape", "b=256x512", "--dtype", "int4"], "dtype")],

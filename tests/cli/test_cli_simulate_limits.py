@@ -51,6 +51,14 @@ def test_a_huge_allocation_hits_the_memory_limit(tmp_path: Path, capsys, command
 
 
 @COMMANDS
+def test_a_process_too_small_to_start_names_the_memory_limit(tmp_path: Path, capsys, command: str) -> None:
+    kernel = _kernel(tmp_path, "    return a")
+    assert main(_run(kernel, "--memory-mb", "10", command=command)) == 2  # Python itself needs more
+    line = _one_line(capsys)
+    assert "exited with code" in line and "likely ran out of its --memory-mb limit (10 MiB)" in line
+
+
+@COMMANDS
 def test_sys_exit_in_a_kernel_is_not_success(tmp_path: Path, capsys, command: str) -> None:
     kernel = _kernel(tmp_path, "    sys.exit(0)")
     assert main(_run(kernel, command=command)) == 2
