@@ -150,12 +150,12 @@ def _duplicates(section: str, value: Any) -> list[tuple[str, DuplicateKey]]:
     return [(section, d) for d in value.duplicates] if isinstance(value, MarkedDict) else []
 
 
-def _require_sections(data: Any, where: Where) -> Mapping[str, Any]:
+def _require_sections(data: Any, where: Where, source: str) -> Mapping[str, Any]:
     if not isinstance(data, Mapping):
         hint = ""
-        if isinstance(data, str) and "\n" not in data.strip():
+        if isinstance(data, str) and "\n" not in data.strip() and source.startswith("<"):
             hint = " (a str is netlist text: read a file with pathlib.Path(...) or path=)"
-        raise where.error(data, None, f"must be a map of sections, got {type(data).__name__}{hint}")
+        raise where.error(data, None, f"must be a map of sections, got {_held(data)}{hint}")
     missing = [key for key in REQUIRED_SECTIONS if not data.get(key)]
     if missing:
         raise where.error(
@@ -164,10 +164,19 @@ def _require_sections(data: Any, where: Where) -> Mapping[str, Any]:
     return data
 
 
+def _held(data: Any) -> str:
+    """What a parsed YAML document holds, in the netlist author's words."""
+    if data is None:
+        return "nothing"
+    if isinstance(data, list | tuple):
+        return "a list"
+    return f"a single value ({'text' if isinstance(data, str) else type(data).__name__})"
+
+
 def netlist_from_data(data: Any, source: str = "<dict>", limits: NetlistLimits = DEFAULT_LIMITS) -> Netlist:
     """Build the typed view of an already parsed netlist map, held to ``limits``."""
     where = Where("netlist", source)
-    data = _require_sections(data, where)
+    data = _require_sections(data, where, source)
     queues_raw = _section(data, "queues", dict, where)
     graphs_raw = _section(data, "graphs", dict, where)
     fused_raw = _section(data, "fused_ops", dict, where)

@@ -120,7 +120,9 @@ def test_path_str_dict_and_netlist_sources(tmp_path: Path) -> None:
 def test_a_str_is_always_text_never_a_path(tmp_path: Path) -> None:
     path = tmp_path / "n.yaml"
     path.write_text(BLOCK_STYLE)
-    with pytest.raises(NetlistError, match=r"must be a map of sections, got str \(a str is netlist text"):
+    with pytest.raises(
+        NetlistError, match=r"map of sections, got a single value \(text\) \(a str is netlist text"
+    ):
         load_netlist(str(path))
 
 
@@ -156,3 +158,16 @@ def test_missing_file_is_a_netlist_error(tmp_path: Path) -> None:
         load_netlist(tmp_path / "missing.yaml")
     with pytest.raises(NetlistError, match="must be a map"):
         load_netlist("- just\n- a list\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "held"),
+    [("- a\n- b\n", "a list"), ("42\n", r"a single value \(int\)"), ("# nothing\n", "nothing")],
+)
+def test_a_file_that_is_not_a_map_says_what_it_holds(tmp_path: Path, text: str, held: str) -> None:
+    """Read from a file: no advice about reading files, and YAML's own types (a marked
+    list) never show."""
+    path = tmp_path / "g.nkg"
+    path.write_text(text)
+    with pytest.raises(NetlistError, match=f"must be a map of sections, got {held}$"):
+        load_netlist(path)
