@@ -41,7 +41,7 @@ from nkigym_graph.ir.dependencies import Dependencies, Use, build_dependencies
 from nkigym_graph.ir.overlay import REMOVED, over
 from nkigym_graph.ir.statement import Operand, Statement
 from nkigym_graph.ir.variables import Variable, check_arity, record_write
-from nkigym_graph.ir.verify import Describe, check_dependencies, check_returns, check_statements
+from nkigym_graph.ir.verify import Describe, check_dependencies, check_returns, check_statements, stored
 
 if TYPE_CHECKING:
     from nkigym_graph.ir.program import Program
@@ -122,7 +122,9 @@ def derive_program(parent: Program, replaced: Mapping[int, Statement], removed: 
     check_capacity(lookup, table, parent.target, describe, sorted(tracked))
     deps = build_dependencies(lookup, write_counts, nodes)
     check_dependencies(lookup, table, deps, describe)
-    written = {var for var in parent.returns if var not in tracked or write_counts.get(var)}
+    written = {
+        var for var in parent.returns if var not in tracked or stored(var, write_counts.get(var, 0), table)
+    }
     check_returns(parent.returns, table, written)
 
     data_in, order_in, rewired = _edges(parent, removed, tracked, nodes, deps)

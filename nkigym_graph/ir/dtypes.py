@@ -17,7 +17,7 @@ bfloat16, float16, float64, float8_e4m3, float8_e5m2 (aliases: fp32, bf16, fp16,
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
@@ -124,11 +124,31 @@ def _shown(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def dtype_chooser(dtypes: Dtypes, argument: str = "dtype") -> Callable[[str], str]:
+def dtype_chooser(
+    dtypes: Dtypes, argument: str = "dtype", names: Sequence[str] | None = None
+) -> Callable[[str], str]:
     """``name -> dtype`` for one dtype or a mapping by parameter name (float32 for the
-    names it lacks); every dtype is resolved (and refused by ``argument``) at once."""
+    names it lacks); every dtype is resolved (and refused by ``argument``) at once, and
+    a mapping naming one that is not among ``names`` (the parameters) is refused.
+
+    >>> dtype_chooser({"z": "bf16"}, names=("x", "y"))
+    Traceback (most recent call last):
+      ...
+    nkigym_graph.ir.dtypes.DtypeError: dtype: 'z' is not a parameter (parameters: x, y)
+    """
     if not isinstance(dtypes, Mapping):
         one = resolve_dtype(dtypes, argument)
         return lambda name: one
+    if names is not None:
+        _check_names(dtypes, names, argument)
     table = {name: resolve_dtype(d, f"{argument}[{name!r}]") for name, d in dtypes.items()}
     return lambda name: table.get(name, DTYPES[0])
+
+
+def _check_names(dtypes: Mapping[Any, Any], names: Sequence[str], argument: str) -> None:
+    """``DtypeError`` naming the keys of ``dtypes`` that are not among ``names``."""
+    unknown = [key for key in dtypes if key not in names]
+    if unknown:
+        listed = ", ".join(map(_shown, unknown))
+        which = "is not a parameter" if len(unknown) == 1 else "are not parameters"
+        raise DtypeError(f"{argument}: {listed} {which} (parameters: {', '.join(names) or 'none'})")

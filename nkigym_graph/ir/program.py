@@ -51,9 +51,10 @@ from nkigym_graph.ir.positions import Positions, ShiftedPositions
 from nkigym_graph.ir.program_arguments import check_header, params_of, returns_of, statements_of
 from nkigym_graph.ir.schedule import Schedule, ScheduleError
 from nkigym_graph.ir.statement import Statement
+from nkigym_graph.ir.statement_ids import Ranks, UnknownStatementError, unknown_statement
 from nkigym_graph.ir.targets import TRN2, Target, resolve_target
 from nkigym_graph.ir.variables import Param, Variable, build_variables
-from nkigym_graph.ir.verify import check_dependencies, check_returns, check_statements
+from nkigym_graph.ir.verify import check_dependencies, check_returns, check_statements, stored
 
 if TYPE_CHECKING:
     from nkigym_graph.ir.derivation import Derivation
@@ -108,9 +109,10 @@ class Program:
     variables: Mapping[str, Variable]
     ids: tuple[int, ...]
     """The id of each statement, in program order (aligned with ``statements``)."""
-    _rank: Mapping[int, int]
+    _rank: Ranks
     """Id -> a number ascending in program order (shared along derivations that keep the
-    order, so it may hold ids of removed statements; ids are never reused)."""
+    order, so it may hold ids of removed statements; ids are never reused). An unknown
+    id raises ``UnknownStatementError``."""
     _at: Positions | None
     """Id -> position, built on first lookup (lookups by id are the hot path of every
     analysis: a dict beats a bisection); a large derived snapshot's first reads
@@ -180,11 +182,11 @@ class Program:
         n = len(stmts)
         id_of, next_id = (tuple(range(n)), n) if ids is None else ids
         put(self, "ids", id_of)
-        rank = dict(zip(id_of, range(n), strict=True))
+        rank = Ranks(zip(id_of, range(n), strict=True), name)
         put(self, "_rank", rank)
         put(self, "_next_id", next_id)
         self._init_caches(None)
-        put(self, "_at", rank)  # built in full: ranks are positions
+        put(self, "_at", rank.copy())  # ranks are positions (a plain dict: the faster lookups)
         put(self, "variables", MappingProxyType({}))
 
         def describe(position: int) -> str:  # while building: variables defined by position
@@ -197,7 +199,8 @@ class Program:
         check_capacity(stmts, variables, self.target, describe)
         deps = build_dependencies(stmts, write_counts)
         check_dependencies(stmts, variables, deps, describe)
-        check_returns(self.returns, variables, set(write_counts))
+        written = {var for var in self.returns if stored(var, write_counts.get(var, 0), variables)}
+        check_returns(self.returns, variables, written)
         data_in: dict[int, tuple[tuple[int, Use], ...]] = dict.fromkeys(id_of, ())
         order_in: dict[int, tuple[tuple[int, str], ...]] = dict.fromkeys(id_of, ())
         if id_of != tuple(range(n)):  # built over positions, named by id
@@ -593,11 +596,15 @@ class Program:
         at.update(zip(ids[first:], range(first, len(ids)), strict=True))
         return at
 
+    def _unknown(self, node: object) -> UnknownStatementError:
+        """The error for an id that names no statement of this program."""
+        return unknown_statement(node, self.name, self.ids)
+
     def __getitem__(self, node: int) -> Statement:
         """The statement with id ``node``."""
         at = (self._at or self._positions()).get(node)
         if at is None:
-            raise IndexError(f"no statement with id {node!r} in {self.name}")
+            raise self._unknown(node)
         return self.statements[at]
 
     def __iter__(self) -> Iterator[Statement]:
@@ -612,13 +619,14 @@ class Program:
         """Where statement ``node`` stands in program order (``statements[position]``)."""
         at = (self._at or self._positions()).get(node)
         if at is None:
-            raise IndexError(f"no statement with id {node!r} in {self.name}")
+            raise self._unknown(node)
         return at
 
     @property
     def order_key(self) -> Callable[[int], int]:
         """Statement id -> a number that orders ids as the program does (``sorted(nodes,
-        key=program.order_key)``); not a position. A C-level lookup: cheap as a sort key."""
+        key=program.order_key)``); not a position. A C-level lookup: cheap as a sort key
+        (an unknown id raises ``UnknownStatementError``)."""
         return self._rank.__getitem__
 
     def in_order(self, nodes: Iterable[int]) -> list[int]:
@@ -650,13 +658,20 @@ class Program:
         info = self.variables.get(var)
         return None if info is None else info.defined_by
 
+    def _data_into(self, node: int) -> tuple[tuple[int, Use], ...]:
+        """The data edges into ``node``."""
+        try:
+            return self._data_in[node]
+        except KeyError:
+            raise self._unknown(node) from None
+
     def producers(self, node: int) -> tuple[tuple[int, int], ...]:
         """``(source node, operand position)`` of the data ``node`` reads."""
-        return tuple((src, use.position) for src, use in self._data_in[node])
+        return tuple((src, use.position) for src, use in self._data_into(node))
 
     def uses(self, src: int, dst: int) -> tuple[Use, ...]:
         """The data ``dst`` reads from ``src`` (empty for a pure ordering edge)."""
-        return tuple(use for s, use in self._data_in[dst] if s == src)
+        return tuple(use for s, use in self._data_into(dst) if s == src)
 
     @property
     def incoming(
@@ -671,11 +686,12 @@ class Program:
         """Every node ``node`` depends on directly (data or ordering), in program order."""
         found = self._pred.get(node)
         if found is None:
+            try:
+                data, order = self._data_in[node], self._order_in[node]
+            except KeyError:
+                raise self._unknown(node) from None
             found = self._pred[node] = tuple(
-                sorted(
-                    {src for src, _ in self._data_in[node]} | {src for src, _ in self._order_in[node]},
-                    key=self._rank.__getitem__,
-                )
+                sorted({src for src, _ in data} | {src for src, _ in order}, key=self._rank.__getitem__)
             )
         return found
 
@@ -685,7 +701,10 @@ class Program:
 
     def successors(self, node: int) -> list[int]:
         """All nodes with an edge from ``node``."""
-        return list(self.graph.successors(node))
+        try:
+            return list(self.graph.successors(node))
+        except nx.NetworkXError:
+            raise self._unknown(node) from None
 
     def reaches(self, a: int, b: int) -> bool:
         """Whether a path of dependencies leads from ``a`` to ``b``.

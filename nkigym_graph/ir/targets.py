@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Any
 
 from nkigym_graph.errors import PluginError
-from nkigym_graph.ir.arguments import require_type
+from nkigym_graph.ir.arguments import ErrorType, describe, require_int, require_type
 
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -50,6 +50,7 @@ class Target:
     most a program's parameters and outputs may hold together (None: not checked)."""
 
     def __post_init__(self) -> None:
+        check_target_fields(self)
         object.__setattr__(self, "tile_sizes", _frozen(self.tile_sizes))
         object.__setattr__(self, "op_limits", _frozen(self.op_limits))
         object.__setattr__(self, "facts", _frozen(self.facts))
@@ -60,6 +61,42 @@ class Target:
 
     def __repr__(self) -> str:
         return f"Target({self.name})"
+
+
+def check_target_fields(target: Target) -> None:
+    """``PluginError`` naming the target and the field unless every field is well formed:
+    the sizes and byte counts integers >= 1, the mappings mappings.
+
+    >>> Target("x", "neuron", -5, {}, {}, 1024, 1024)
+    Traceback (most recent call last):
+    ...
+    nkigym_graph.errors.PluginError: Target 'x': partition_size must be an integer >= 1, got -5
+    """
+    name = target.name
+    if not isinstance(name, str) or not name:
+        raise PluginError(f"Target: name must be a non-empty string, got {describe(name)}")
+
+    def error(message: str) -> PluginError:
+        return PluginError(f"Target {name!r}: {message}")
+
+    require_type(target.family, str, "family", error, "a string ('neuron', 'tenstorrent', ...)")
+    for field_name in ("partition_size", "sbuf_bytes_per_partition", "psum_bytes_per_partition"):
+        require_int(getattr(target, field_name), field_name, error, minimum=1)
+    if target.hbm_bytes is not None:
+        require_int(target.hbm_bytes, "hbm_bytes", error, minimum=1)
+    _check_sizes(target.tile_sizes, "tile_sizes", error)
+    require_type(target.op_limits, Mapping, "op_limits", error, "a mapping of op name to {dimension: size}")
+    for op_name, limits in target.op_limits.items():
+        _check_sizes(limits, f"op_limits[{op_name!r}]", error)
+    require_type(target.facts, Mapping, "facts", error, "a mapping")
+
+
+def _check_sizes(sizes: Any, field_name: str, error: ErrorType) -> None:
+    """``sizes`` is a mapping of names to integers >= 1."""
+    require_type(sizes, Mapping, field_name, error, "a mapping of name to size")
+    for key, size in sizes.items():
+        require_type(key, str, f"a key of {field_name}", error, "a string")
+        require_int(size, f"{field_name}[{key!r}]", error, minimum=1)
 
 
 _KIB = 1024

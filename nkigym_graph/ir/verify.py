@@ -17,7 +17,8 @@ Rule ids (``VerificationError.rule``):
 - ``shape``: the destination's shape is what the op computes from its inputs.
 - ``limit``: the op's axis sizes are within the target's limits.
 - ``capacity``: every tensor fits its memory (HBM, SBUF, PSUM); see ``nkigym_graph.ir.capacity``.
-- ``return``: the returned variable exists and is written.
+- ``return``: the returned variable exists and a statement writes it (an allocated
+  output that no statement stores to is refused).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from nkigym_graph.ir.ops.base import ShapeError
 from nkigym_graph.ir.slices import format_slices
 from nkigym_graph.ir.statement import Statement, Statements
 from nkigym_graph.ir.targets import Target
-from nkigym_graph.ir.variables import INTERMEDIATE, Variable
+from nkigym_graph.ir.variables import INTERMEDIATE, OUTPUT, Variable
 
 Describe = Callable[[int], str]
 _UNSEEN = ("", "")
@@ -147,10 +148,19 @@ def check_dependencies(
         )
 
 
+def stored(var: str, writes: int, variables: Mapping[str, Variable]) -> bool:
+    """Whether ``writes`` statements writing ``var`` (its ``nkigym.ndarray`` allocation
+    included) include one that stores data in it."""
+    info = variables.get(var)
+    allocated = info is not None and info.kind == OUTPUT and info.defined_by is not None
+    return writes > allocated
+
+
 def check_returns(returns: Sequence[str], variables: Mapping[str, Variable], written: set[str]) -> None:
-    """The returned variables exist and are written."""
+    """The returned variables exist and are written (``written``: the returned variables
+    some statement stores data in, see ``stored``)."""
     for var in returns:
         if var not in variables:
             raise VerificationError("return", f"returns {var!r}, which is not defined")
         if var not in written and variables[var].kind != "param":
-            raise VerificationError("return", f"returns {var!r}, which is never written")
+            raise VerificationError("return", f"returns {var!r}, which no statement writes")

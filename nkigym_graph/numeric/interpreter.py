@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
@@ -61,7 +62,7 @@ def run(
             raise NkigymError(
                 f"interpret: input {param.name!r} has shape {value.shape}, expected {param.shape}"
             )
-        env[param.name] = value.astype(compute, copy=False)
+        env[param.name] = _real(param.name, value).astype(compute, copy=False)
     unexpected = set(arrays) - {p.name for p in program.params}
     if unexpected:
         raise NkigymError(f"interpret: unexpected input(s) {sorted(unexpected)}")
@@ -92,6 +93,41 @@ def run(
     return env
 
 
+_ML_FLOATS = frozenset(
+    np.dtype(kind)
+    for name, kind in vars(ml_dtypes).items()
+    if name.startswith(("bfloat", "float")) and isinstance(kind, type)
+)
+"""``ml_dtypes``' floats (bfloat16, float8_e4m3, ...): numpy sees most as void types."""
+
+
+def _real(name: str, value: np.ndarray) -> np.ndarray:
+    """``value`` unless its dtype is not a real number type (bool, integer or float,
+    ``ml_dtypes`` floats included); then an error naming the parameter and the dtype."""
+    dtype = value.dtype
+    if dtype.kind in "biuf" or dtype in _ML_FLOATS:
+        return value
+    raise NkigymError(
+        f"interpret: input {name!r} has dtype {dtype}, which is not a real number type "
+        "(pass bool, integer or floating-point values)"
+    )
+
+
+def _dtype_argument(program: Program, dtype: object) -> None:
+    """Refuse a ``dtype`` that is not a numpy dtype, saying inputs go by keyword when it
+    looks like an array passed positionally."""
+    try:
+        np.dtype(dtype)  # type: ignore[call-overload]
+    except TypeError:
+        if isinstance(dtype, np.ndarray | list | tuple):
+            names = ", ".join(f"{p.name}=..." for p in program.params)
+            raise NkigymError(
+                f"interpret: pass inputs by keyword, one per parameter: interpret(program, {names}) "
+                f"(the second positional argument is dtype, got a {type(dtype).__name__})"
+            ) from None
+        raise NkigymError(f"interpret: dtype must be a numpy dtype or None, got {describe(dtype)}") from None
+
+
 def interpret(
     program: Program,
     dtype: npt.DTypeLike | None = None,
@@ -109,12 +145,7 @@ def interpret(
     """
     require_program(program, "program", NkigymError)
     if dtype is not None:
-        try:
-            np.dtype(dtype)
-        except TypeError:
-            raise NkigymError(
-                f"interpret: dtype must be a numpy dtype or None, got {describe(dtype)}"
-            ) from None
+        _dtype_argument(program, dtype)
     if max_bytes is not None and (type(max_bytes) is not int or max_bytes < 0):
         raise NkigymError(f"interpret: max_bytes must be a non-negative int or None, got {max_bytes!r}")
     try:

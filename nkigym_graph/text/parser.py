@@ -52,7 +52,8 @@ def parse_program(
     target: Target | str = TRN2,
 ) -> Program:
     """Parse one ``def`` in the tiled-program format (see the module docstring).
-    ``dtype``: of every parameter, or a mapping by parameter name (float32 for others)."""
+    ``dtype``: of every parameter, or a mapping by parameter name (float32 for the
+    parameters it leaves out; a name that is not a parameter raises ``DtypeError``)."""
     module = _parse_module(text)
     functions = [n for n in module.body if isinstance(n, ast.FunctionDef)]
     others = [n for n in module.body if not isinstance(n, ast.FunctionDef | ast.Import | ast.ImportFrom)]
@@ -334,8 +335,8 @@ class _Builder:
 
     # -- resolution -------------------------------------------------------------------
     def build(self, name: str, returns: tuple[str, ...], *, dtype: Dtypes, target: Target | str) -> Program:
-        dtype_of = dtype_chooser(dtype)
         external_space = self._external_inputs()
+        dtype_of = dtype_chooser(dtype, names=list(external_space))  # the parameters first
         param_shapes = self._infer_shapes(external_space)
         params = [Param(p, param_shapes[p], dtype_of(p)) for p in self.params]
         params += [

@@ -77,9 +77,11 @@ def nc_transpose(x: Tensor) -> Tensor:
 def activation(x: Tensor, op: str = "tanh", scale: Scalar = 1.0, bias: Scalar | Tensor = 0.0) -> Tensor:
     """``op(x * scale + bias)`` elementwise (``tanh``, ``exp``, ``gelu``, ``rsqrt``, ...).
 
-    ``scale`` is a number, ``bias`` a number or a ``[P, 1]`` column."""
+    ``scale`` is a finite number, ``bias`` a number or a ``[P, 1]`` column."""
     if _is_number(bias):
         return _apply(ACTIVATION, (x,), op=op, scale=_number(scale, "scale"), bias=_number(bias, "bias"))
+    if not _is_tensor(bias):
+        raise OpCallError(f"activation: bias must be a number or a [P, 1] tensor, got {bias!r}")
     return _apply(ACTIVATION_BIAS, (x, bias), op=op, scale=_number(scale, "scale"))
 
 
@@ -97,7 +99,7 @@ def tensor_scalar(x: Tensor, s: Scalar | Tensor, op: str = "multiply") -> Tensor
     A tensor ``s`` is a column or a row of ``x``, spread over it."""
     if _is_number(s):
         return _apply(TENSOR_SCALAR, (x,), scalar=_number(s, "the scalar"), op=op)
-    if not isinstance(s, TracedTensor | np.ndarray | list | tuple):
+    if not _is_tensor(s):
         raise OpCallError(f"tensor_scalar: the scalar must be a number or a tensor, got {s!r}")
     return _binary("tensor_scalar", x, s, op)
 
@@ -145,7 +147,7 @@ def _binary(name: str, x: Tensor, y: Tensor, op: str) -> Tensor:
     if form is None and xs != ys and _broadcast_form(ys, xs) is not None:
         if op not in COMMUTATIVE:
             raise OpCallError(
-                f"{name}: the {ys} operand is spread over the {xs} one only as the second "
+                f"{name}: the {xs} operand is spread over the {ys} one only as the second "
                 f"operand; for {op}, the broadcast operand must come second"
             )
         x, y, xs, ys = y, x, ys, xs
@@ -173,6 +175,11 @@ def _broadcast_form(data: tuple[int, ...], other: tuple[int, ...]) -> Op | None:
 
 def _shape_of(x: Tensor) -> tuple[int, ...]:
     return x.shape if isinstance(x, TracedTensor) else tuple(np.shape(x))
+
+
+def _is_tensor(s: object) -> bool:
+    """Whether ``s`` may be a tensor operand (a traced tensor, or an array numpy reads)."""
+    return isinstance(s, TracedTensor | np.ndarray | list | tuple)
 
 
 def _is_number(s: object) -> bool:

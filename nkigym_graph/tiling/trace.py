@@ -116,6 +116,14 @@ class TracedTensor:
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _operator
     __truediv__ = __rtruediv__ = __matmul__ = __rmatmul__ = __neg__ = __pow__ = _operator
 
+    def _comparison(self, other: object) -> NoReturn:
+        self._unsupported("comparison (==, <, ...)")
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _comparison
+    __hash__ = object.__hash__
+    """Hashed by identity, so a traced tensor can key a dict or sit in a set (their
+    lookups compare by identity first; distinct tensors' hashes differ)."""
+
 
 class Trace:
     """The record of one run of a user function on traced tensors."""

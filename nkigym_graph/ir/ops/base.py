@@ -16,6 +16,7 @@ operands (``tensor_scalar(x, 0.5)`` and ``tensor_scalar(x, column)``) share a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -61,6 +62,8 @@ class Op:
     only the ones that differ from their default."""
     number_attrs: frozenset[str] = frozenset()
     """Attributes that must be numbers (ints or floats)."""
+    finite_attrs: frozenset[str] = frozenset()
+    """Number attributes that must moreover be finite (not inf or nan)."""
     engine: str = "none"
     """Where it runs: ``dma``, ``tensor``, ``vector``, ``scalar`` or ``none``."""
     result_keeps_input_dtype: bool = False
@@ -84,6 +87,8 @@ class Op:
                 return f"{key}={value!r} is not one of {sorted(choices)}"
             if key in self.number_attrs and (isinstance(value, bool) or not isinstance(value, int | float)):
                 return f"{key} must be a number, got {value!r}"
+            if key in self.finite_attrs and not math.isfinite(value):
+                return f"{key} must be a finite number, got {value!r}"
         return None
 
     def canonical_attrs(self, attrs: Attrs) -> Attrs:

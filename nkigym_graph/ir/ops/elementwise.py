@@ -83,6 +83,7 @@ class ActivationOp(_Elementwise):
     attr_choices: ClassVar[Mapping[str, Mapping[str, Any]]] = {"op": UNARY}
     attr_defaults: ClassVar[Mapping[str, Any]] = {"scale": 1.0, "bias": 0.0}
     number_attrs = frozenset({"scale", "bias"})
+    finite_attrs = frozenset({"scale"})
     engine = "scalar"
 
     def compute(self, inputs: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> np.ndarray:
@@ -107,6 +108,7 @@ class ActivationBiasOp(Op):
     attr_choices: ClassVar[Mapping[str, Mapping[str, Any]]] = {"op": UNARY}
     attr_defaults: ClassVar[Mapping[str, Any]] = {"scale": 1.0}
     number_attrs = frozenset({"scale"})
+    finite_attrs = frozenset({"scale"})
     engine = "scalar"
     on_chip_positions = (0, 1, 2)
 
