@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from nkigym_graph.ir.program import Program
     from nkigym_graph.ir.schedule import Schedule, ScheduleError
     from nkigym_graph.ir.statement import Operand, Statement
+    from nkigym_graph.ir.statement_ids import UnknownStatementError
     from nkigym_graph.ir.targets import BLACKHOLE, GRAYSKULL, TRN1, TRN2, WORMHOLE_B0, Target
     from nkigym_graph.ir.variables import Param, Variable
     from nkigym_graph.nki_sim import NKISimulationError, SimulationReport, Simulator
@@ -138,6 +139,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "nkigym_graph.ir.program": ("Program",),
     "nkigym_graph.ir.schedule": ("Schedule", "ScheduleError"),
     "nkigym_graph.ir.statement": ("Operand", "Statement"),
+    "nkigym_graph.ir.statement_ids": ("UnknownStatementError",),
     "nkigym_graph.ir.targets": ("BLACKHOLE", "GRAYSKULL", "TRN1", "TRN2", "WORMHOLE_B0", "Target"),
     "nkigym_graph.ir.variables": ("Param", "Variable"),
     "nkigym_graph.nki_sim": ("NKISimulationError", "SimulationReport", "Simulator"),
@@ -282,6 +284,7 @@ __all__ = [
     "TracingError",
     "Transform",
     "TransformError",
+    "UnknownStatementError",
     "Variable",
     "VerificationError",
     "Violation",

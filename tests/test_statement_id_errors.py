@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import nkigym_graph as ng
-from nkigym_graph.ir.statement_ids import UnknownStatementError
+from nkigym_graph import UnknownStatementError
 from nkigym_graph.ir.synthetic import tiled_matmul
 
 PROGRAM = tiled_matmul(128, 128, 256)
