@@ -18,6 +18,7 @@ from nkigym_graph.cost.errors import CostModelError
 from nkigym_graph.ir.arguments import require_type
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.targets import Target
+from nkigym_graph.plugin.calls import estimate_with
 from nkigym_graph.plugin.cost_report import CostReport
 from nkigym_graph.plugin.protocols import CostModel
 from nkigym_graph.plugin.registry import lookup, registered_cost_models
@@ -59,7 +60,4 @@ def estimate(program: Program, model: str | CostModel | None = None) -> CostRepo
     ``tenstorrent`` for Grayskull, Wormhole B0 and Blackhole)."""
     require_type(program, Program, "program", CostModelError, "a Program (from tile or parse_program)")
     chosen = model_for(program.target) if model is None else get_cost_model(model)
-    report = chosen.estimate(program)
-    if not isinstance(report, CostReport):
-        raise CostModelError(f"cost model {chosen.name!r} returned {type(report).__name__}, not a CostReport")
-    return report
+    return estimate_with(chosen, program)

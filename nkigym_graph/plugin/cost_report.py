@@ -3,17 +3,29 @@
 Every figure is modeled by an analytic cost model, not measured on hardware, and the
 report says so when printed. Reports order programs through ``rank``: feasible ones
 first (an infeasible program never ranks above a feasible one), then by modeled time,
-then by statement count (fewer statements for the same modeled time).
+then by statement count (fewer statements for the same modeled time). A report whose
+figures are not numbers, or whose times are not finite and >= 0, is a ``PluginError``
+naming the field (a cost model's bug, caught where it is made).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from numbers import Real
 from types import MappingProxyType
 from typing import Any
 
+from nkigym_graph.errors import PluginError
+from nkigym_graph.ir.arguments import describe, require_type
+
 _KIB = 1024
+_TEXTS = ("model", "target", "reason")
+_NUMBERS = (
+    "bytes_moved", "flops", "peak_flops", "knee", "statements", "peak_sbuf_bytes",
+    "peak_psum_bytes", "sbuf_capacity", "psum_capacity",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -47,6 +59,15 @@ class CostReport:
     """Why the program does not fit (empty when feasible)."""
 
     def __post_init__(self) -> None:
+        for name in _TEXTS:
+            require_type(getattr(self, name), str, f"CostReport {name}", PluginError, "a str")
+        require_type(self.feasible, bool, "CostReport feasible", PluginError, "True or False")
+        require_type(self.engine_seconds, Mapping, "CostReport engine_seconds", PluginError, "a mapping")
+        for name in _NUMBERS:
+            _number(f"CostReport {name}", getattr(self, name))
+        _seconds("CostReport seconds", self.seconds)
+        for engine, seconds in self.engine_seconds.items():
+            _seconds(f"CostReport engine_seconds[{engine!r}]", seconds)
         object.__setattr__(self, "engine_seconds", MappingProxyType(dict(self.engine_seconds)))
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -113,6 +134,19 @@ class CostReport:
             f"and PSUM {self.peak_psum_bytes / _KIB:.1f}/{self.psum_capacity / _KIB:.0f} KiB per partition; "
             f"{fit}"
         )
+
+
+def _number(name: str, value: Any) -> float:
+    """``value`` if it is a real number (not nan)."""
+    if isinstance(value, bool) or not isinstance(value, Real) or math.isnan(value):
+        raise PluginError(f"{name} must be a number, got {describe(value)}")
+    return float(value)
+
+
+def _seconds(name: str, value: Any) -> None:
+    """Refuse a time that is not a finite number >= 0."""
+    if not 0 <= _number(name, value) < math.inf:
+        raise PluginError(f"{name} must be a finite number of seconds >= 0, got {describe(value)}")
 
 
 def _time(seconds: float) -> str:

@@ -4,8 +4,12 @@ Order: the hook specifications, the built-in plugins (``nkigym_graph_plugins``,
 declared in this distribution's own entry points), then every other module in the
 ``nkigym_graph`` entry-point group, unless ``NKIGYM_GRAPH_DISABLE_PLUGIN_AUTOLOAD`` is
 set (to any non-empty value). ``check_pending()`` then rejects hook implementations
-without a specification (a misspelt hook name). A name registered twice is an error
-that names both plugins.
+without a specification (a misspelt hook name). A plugin whose hooks take arguments
+their specification does not pass, or that fails to load, is a ``PluginError`` naming it.
+A plugin registered at run time without a name is named after its module or class.
+
+``notify_rewritten`` calls each observer (``nkigym_graph_program_rewritten``) in turn:
+one that raises is an ``ObserverError`` naming its plugin, not the transform's failure.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import os
 from importlib import metadata
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -27,6 +31,8 @@ from nkigym_graph.plugin.hookspecs import PROJECT
 if TYPE_CHECKING:
     from nkigym_graph.ir.program import Program
 
+REWRITTEN_HOOK = "nkigym_graph_program_rewritten"
+
 AUTOLOAD_ENV = "NKIGYM_GRAPH_DISABLE_PLUGIN_AUTOLOAD"
 BUILTIN_PACKAGE = "nkigym_graph_plugins"
 
@@ -37,6 +43,10 @@ _generation = 0
 """Counts the plugins registered and unregistered at run time (``generation``)."""
 
 
+class ObserverError(PluginError):
+    """A ``nkigym_graph_program_rewritten`` implementation (an observer) that raised."""
+
+
 def _register_entry_point(pm: pluggy.PluginManager, ep: metadata.EntryPoint) -> None:
     try:
         plugin = ep.load()
@@ -44,7 +54,7 @@ def _register_entry_point(pm: pluggy.PluginManager, ep: metadata.EntryPoint) -> 
         raise PluginError(
             f"plugin {ep.name!r} (entry point {ep.value}) failed to load: {describe(err)}{where(err)}"
         ) from err
-    pm.register(plugin, name=ep.name)
+    _register(pm, plugin, ep.name)
     dist = ep.dist
     _origins[ep.name] = f"{dist.name} {dist.version}" if dist is not None else "entry point"
 
@@ -65,29 +75,58 @@ def get_plugin_manager() -> pluggy.PluginManager:
             for ep in metadata.entry_points(group=PROJECT):
                 if pm.get_plugin(ep.name) is None and not ep.value.startswith(BUILTIN_PACKAGE):
                     _register_entry_point(pm, ep)
-        pm.check_pending()
+        _check_pending(pm)
         _manager = pm
     return _manager
 
 
 def register_plugin(plugin: ModuleType | object, name: str | None = None) -> None:
-    """Register a plugin object or module at run time (tests, notebooks, scripts)."""
+    """Register a plugin object or module at run time (tests, notebooks, scripts); its
+    name defaults to its module's or class's name."""
     pm = get_plugin_manager()
     if name is not None:
         require_type(name, str, "name", PluginError, "a str or None")
     hooks = [attr for attr in dir(plugin) if pm.parse_hookimpl_opts(plugin, attr) is not None]
     if not hooks:
         raise PluginError(f"plugin must have @nkigym_graph.hookimpl functions, got {describe_value(plugin)}")
+    if pm.is_registered(plugin):
+        known = pm.get_name(plugin)
+        raise PluginError(f"plugin cannot be registered: Plugin already registered as {known!r}")
+    _register(pm, plugin, name or _default_name(pm, plugin))
+    try:
+        _check_pending(pm)
+    except PluginError:
+        pm.unregister(plugin)
+        raise
+    _changed()
+
+
+def _register(pm: pluggy.PluginManager, plugin: object, name: str) -> None:
+    """``pm.register``, its refusals (which name the plugin) a ``PluginError``."""
     try:
         pm.register(plugin, name=name)
-    except ValueError as err:  # pluggy: already registered, or the name is taken
+    except ValueError as err:  # pluggy: the name is taken
         raise PluginError(f"plugin cannot be registered: {str(err).splitlines()[0]}") from None
+    except pluggy.PluginValidationError as err:  # a hook taking arguments its specification lacks
+        raise PluginError(f"plugin cannot be registered: {'; '.join(str(err).splitlines())}") from None
+
+
+def _check_pending(pm: pluggy.PluginManager) -> None:
+    """``pm.check_pending()``: a hook without a specification (a misspelt name) is refused."""
     try:
         pm.check_pending()
     except pluggy.PluginValidationError as err:
-        pm.unregister(plugin)
         raise PluginError(f"plugin cannot be registered: {err}") from None
-    _changed()
+
+
+def _default_name(pm: pluggy.PluginManager, plugin: object) -> str:
+    """The module's or class's name, numbered when taken (``Recorder``, ``Recorder-2``)."""
+    base = getattr(plugin, "__name__", None) or type(plugin).__name__
+    name, count = base, 1
+    while pm.has_plugin(name):
+        count += 1
+        name = f"{base}-{count}"
+    return name
 
 
 def unregister_plugin(plugin: ModuleType | object) -> None:
@@ -126,7 +165,22 @@ def plugin_sources() -> list[tuple[str, str]]:
 
 
 def notify_rewritten(transform_name: str, before: Program, after: Program) -> None:
-    """Fire the ``nkigym_graph_program_rewritten`` hook."""
-    get_plugin_manager().hook.nkigym_graph_program_rewritten(
-        transform_name=transform_name, before=before, after=after
-    )
+    """Call every ``nkigym_graph_program_rewritten`` implementation, in pluggy's order
+    (the last registered first); one that raises is an ``ObserverError`` naming it."""
+    values = {"transform_name": transform_name, "before": before, "after": after}
+    hook = getattr(get_plugin_manager().hook, REWRITTEN_HOOK)
+    for impl in reversed(hook.get_hookimpls()):
+        _observe(impl, values)
+
+
+def _observe(impl: pluggy.HookImpl, values: dict[str, Any]) -> None:
+    """One observer's call (a plain function: a wrapper has nothing to wrap here)."""
+    culprit = f"observer plugin {impl.plugin_name!r} ({REWRITTEN_HOOK})"
+    if impl.wrapper or impl.hookwrapper:
+        raise ObserverError(f"{culprit} is a wrapper; an observer is a plain @nkigym_graph.hookimpl")
+    try:
+        impl.function(*(values[arg] for arg in impl.argnames))
+    except Exception as err:  # the observer's bug, not the rewrite's: name it
+        raise ObserverError(
+            f"{culprit} failed after a rewrite by {values['transform_name']!r}: {describe(err)}{where(err)}"
+        ) from err

@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from nkigym_graph.errors import PluginError
+from nkigym_graph.ir.arguments import require_type
+
 if TYPE_CHECKING:
     from nkigym_graph.ir.program import Program
     from nkigym_graph.ir.targets import Target
@@ -28,7 +31,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Artifact:
-    """What a backend produced for one program."""
+    """What a backend produced for one program (a ``PluginError`` if a field has the wrong type)."""
 
     backend: str
     text: str
@@ -41,6 +44,9 @@ class Artifact:
     """File suffix for writing ``text`` (``.py`` for NKI, ``.yaml`` for netlists)."""
 
     def __post_init__(self) -> None:
+        for name in ("backend", "text", "suffix"):
+            require_type(getattr(self, name), str, f"Artifact {name}", PluginError, "a str")
+        require_type(self.facts, Mapping, "Artifact facts", PluginError, "a mapping")
         object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))
 
     def __str__(self) -> str:

@@ -20,6 +20,8 @@ from nkigym_graph.cost import CostModel, CostReport
 from nkigym_graph.errors import NkigymError
 from nkigym_graph.ir.program import Program
 from nkigym_graph.numeric.equivalence import Verifier, VerifySettings
+from nkigym_graph.plugin.calls import estimate_with
+from nkigym_graph.plugin.manager import ObserverError
 from nkigym_graph.rewriting.transform import Match, Transform
 from nkigym_graph.search.derive import Batches, derive
 
@@ -65,12 +67,14 @@ def evaluate(
     (``first``: its first batch's result, when known; see ``derive``)."""
     try:
         child, applied = derive(parent, transform, matches, saturate, first)
+    except ObserverError:  # an observer plugin's bug, named by the error itself
+        raise
     except Exception as err:  # a transform's own bug is reported with the state, like a refused rewrite
         return Outcome("", (tuple(matches),), None, None, _describe(err), None)
     key = child.canonical_hash
     if key in known:
         return Outcome(key, applied, None, None, None, child)
-    cost = model.estimate(child)
+    cost = estimate_with(model, child)
     problem = verifier.check(child, full) if verifier is not None else None
     return Outcome(key, applied, cost, problem, None, child)
 
@@ -126,9 +130,11 @@ def evaluate_remote(
     program = _load(parent)
     try:
         child, applied = derive(program, transform, matches, saturate)
+    except ObserverError:
+        raise
     except Exception as err:
         return Outcome("", (matches,), None, None, _describe(err), None)
-    cost = model.estimate(child)
+    cost = estimate_with(model, child)
     with lock:
         problem = verifier.check(child, full)
     return Outcome(child.canonical_hash, applied, cost, problem, None, None)

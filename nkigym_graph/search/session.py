@@ -20,6 +20,7 @@ from concurrent.futures import Executor
 from nkigym_graph.cost import CostModel
 from nkigym_graph.ir.program import Program
 from nkigym_graph.numeric.equivalence import Verifier, VerifySettings
+from nkigym_graph.plugin.calls import estimate_with
 from nkigym_graph.rewriting.transform import Match, Transform
 from nkigym_graph.search.derive import Candidate, backoff, candidates_of, derive, edit_based, span
 from nkigym_graph.search.errors import SearchError
@@ -62,7 +63,7 @@ class Session:
         self.progress = progress
         self.rng = random.Random(settings.seed)
         self.verifier = Verifier(root, settings)
-        self.root = State(root.canonical_hash, 0, model.estimate(root), checked="root")
+        self.root = State(root.canonical_hash, 0, estimate_with(model, root), checked="root")
         self.graph = StateGraph(self.root)
         self.best = self.root
         self.duplicates = 0

@@ -37,7 +37,7 @@ def test_the_small_netlist_is_valid() -> None:
             "queues: {}\ngraphs: {}\nprograms: []\n",
             "missing or empty section\\(s\\) \\['queues', 'graphs'\\]",
         ),
-        ("netlist.yaml", "got a single value \\(text\\) \\(a str is netlist text: read a file with pathlib.Path"),
+        ("netlist.yaml", "single value \\(text\\) \\(a str is netlist text: read a file with pathlib.Path"),
         (
             VALID.replace("in_df: [", "in_df: [Float99, ", 1),
             "field 'in_df': 'Float99' is not a Buda data format",
