@@ -117,3 +117,58 @@ def test_node_keys_are_stable_hex_digests(name: str) -> None:
     assert all(len(k) == 32 and int(k, 16) >= 0 for k in program.node_keys.values())
     assert len(program.canonical_hash) == 40
     assert make_attrs(b=1, a=2) == (("a", 2), ("b", 1))
+
+
+READ_BACK = """def f(a):
+    output = nkigym.ndarray((128, 384), dtype=np.float32)
+    t1 = a[0:128, 0:128]
+    t2 = a[0:128, 128:256]
+    output[0:128, 0:128] = t1
+    x = output[0:128, 0:128]
+    output[0:128, 0:128] = t2
+    y = output[0:128, 0:128]
+    output[0:128, 128:256] = FIRST
+    output[0:128, 256:384] = SECOND
+    return output
+"""
+
+
+def test_a_read_back_of_an_output_is_keyed_by_the_store_it_reads() -> None:
+    """Two loads of one output region, before and after it is overwritten, read different
+    values: storing them the other way round is another program."""
+    import numpy as np
+
+    from nkigym_graph import interpret
+
+    p1 = parse_program(READ_BACK.replace("FIRST", "x").replace("SECOND", "y"))
+    p2 = parse_program(READ_BACK.replace("FIRST", "y").replace("SECOND", "x"))
+    a = np.random.default_rng(0).random((128, 256))
+    assert not np.array_equal(interpret(p1, a=a), interpret(p2, a=a))
+    assert p1.canonical_hash != p2.canonical_hash and p1 != p2
+    renamed = parse_program(READ_BACK.replace("x", "first").replace("FIRST", "first").replace("SECOND", "y"))
+    assert renamed.canonical_hash == p1.canonical_hash
+
+
+TWO_REGIONS = """def f(a, b):
+    output = nkigym.ndarray((128, 128), dtype=np.float32)
+    t = a[0:128, 0:384]
+    READ
+    v = b[0:128, 0:128]
+    t[0:128, 128:256] = nkigym.activation(v, op="exp")
+    LATER
+    w = nkigym.tensor_tensor(u, t[0:128, 128:256], op="add")
+    output[0:128, 0:128] = w
+    return output
+"""
+
+
+def test_a_statement_reading_two_regions_of_a_tile_is_not_ordered_against_the_gap() -> None:
+    """The read of t[:, 0:128] and t[:, 256:384] does not conflict with a write of
+    t[:, 128:256], so moving it after that write is the same program."""
+    read = 'u = nkigym.tensor_tensor(t[0:128, 0:128], t[0:128, 256:384], op="add")'
+    before = parse_program(TWO_REGIONS.replace("READ", read).replace("    LATER\n", ""))
+    after = parse_program(TWO_REGIONS.replace("    READ\n", "").replace("LATER", read))
+    assert before.canonical_hash == after.canonical_hash
+    (reader,) = [n for n in before.ids if before[n].op.name == "tensor_tensor" and before[n].dst.var == "u"]
+    (writer,) = [n for n in before.ids if before[n].op.name == "activation"]
+    assert not before.reaches(reader, writer)

@@ -2,7 +2,9 @@
 
 A node's key hashes its op, attributes, accumulation flag, each operand's slices and
 the identity of each operand's tensor: the name of a parameter or output, or, for an
-on-chip intermediate, the keys of the statements that produced the region read. The
+on-chip intermediate, the keys of the statements that produced the region read. A read
+of an output (a program that reads back what it stored) adds the keys of the stores it
+reads, so which store a read sees is part of the key. The
 keys of ordering predecessors are folded in too. Intermediate names never enter a key,
 and the program key hashes the *sorted* multiset of node keys, so renaming
 intermediates or reordering independent statements leaves it unchanged, while any
@@ -73,14 +75,16 @@ class _KeyMaker:
             if inside is None:
                 info = self.variables.get(var)
                 inside = internal[var] = info is not None and info.kind == INTERMEDIATE
+            found = read.get(position)
             if inside:
-                found = read.get(position)
                 if found is None:
                     parts.append("~")
                 else:
                     parts.append("~" + (",".join(sorted(found)) if len(found) > 1 else found[0]))
-            else:
+            elif found is None:
                 parts.append(var)
+            else:  # an output read back: which stores it reads
+                parts.append(var + "~" + ",".join(sorted(found)))
             parts.append(text.get(slices) or text.setdefault(slices, repr(slices)))
         if order_in:
             sources = {src for src, _ in data_in}

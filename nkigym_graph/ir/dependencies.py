@@ -3,7 +3,9 @@
 For every read the builder finds the earlier writes whose regions overlap it (data
 edges, labelled with the variable, operand position and slices); for every write it
 finds the earlier overlapping writes (write-after-write) and reads (write-after-read)
-and adds ordering edges. A write that fully covers an earlier one retires it, so an
+and adds ordering edges (a statement reading two regions of one variable is ordered
+only against writes overlapping either region, not the gap between them). A write
+that fully covers an earlier one retires it, so an
 accumulator chain or a tile written once keeps its active set small, and a bucket
 grid over each variable keeps overlap queries local: the pass is linear in practice.
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-from nkigym_graph.ir.slices import Slices, contains, intersection, overlaps, span
+from nkigym_graph.ir.slices import Slices, contains, intersection, overlaps
 from nkigym_graph.ir.statement import Statements
 
 _BUCKET_EDGE = 128
@@ -154,6 +156,8 @@ def build_dependencies(
     writes: dict[str, _RegionIndex] = {}
     reads: dict[str, _RegionIndex] = {}
     tracked = remaining.keys()
+    reader_of: dict[int, int] = {}
+    """Read entries past a node's first read of a variable (negative ids) -> the node."""
     positions_of: dict[tuple[int, bool], tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
     for node in range(len(statements)) if nodes is None else nodes:
@@ -199,10 +203,15 @@ def build_dependencies(
             if pending is None:
                 pending = reads[var] = _RegionIndex()
             previous = pending.entries.get(node)
-            if previous is not None:  # a second read of the same variable by this node
+            if previous is None:
+                pending.add(node, slices)
+            elif contains(slices, previous):  # a second read of the variable, covering the first
                 pending.remove(node)
-                slices = span(previous, slices)
-            pending.add(node, slices)
+                pending.add(node, slices)
+            elif not contains(previous, slices):  # another region: its own entry
+                extra = -1 - len(reader_of)
+                reader_of[extra] = node
+                pending.add(extra, slices)
         # -- writes: order after earlier overlapping writes and reads
         for position in write_positions:
             var, slices = operands[position]
@@ -220,10 +229,14 @@ def build_dependencies(
                         index.remove(prev)
             pending = reads.get(var)
             if pending is not None and pending.entries:
-                for reader in pending.overlapping(slices):
-                    if reader != node:
-                        order.setdefault(node, []).append((reader, var))
-                    if contains(slices, pending.entries[reader]):
-                        pending.remove(reader)
+                readers: list[int] = []
+                for entry in pending.overlapping(slices):
+                    reader = reader_of.get(entry, entry)
+                    if reader != node and reader not in readers:
+                        readers.append(reader)
+                    if contains(slices, pending.entries[entry]):
+                        pending.remove(entry)
+                if readers:
+                    order.setdefault(node, []).extend((reader, var) for reader in sorted(readers))
             index.add(node, slices)
     return Dependencies(data, order, uncovered)
