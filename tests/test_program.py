@@ -62,3 +62,18 @@ def test_programs_pickle_by_value() -> None:
     again = pickle.loads(pickle.dumps(program))
     assert again.canonical_hash == program.canonical_hash
     assert again.statements[3].op is program.statements[3].op
+
+
+def test_the_incoming_edge_tables_are_read_only() -> None:
+    """``Program.incoming`` hands out the snapshot's own tables: writing through them
+    would change what every query of the snapshot answers."""
+    import nkigym_graph as ng
+
+    program = ng.tile(lambda a, b: ng.nc_matmul(a, b), {"a": (128, 128), "b": (128, 256)})
+    node = program.statements_of("nc_matmul")[0]
+    data, order = program.incoming
+    with pytest.raises(TypeError):
+        data[node] = ()  # type: ignore[index]
+    with pytest.raises(TypeError):
+        order[node] = ()  # type: ignore[index]
+    assert program.producers(node)

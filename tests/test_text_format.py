@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from support import normalized_lines, seed_names, seed_text
 
+import nkigym_graph as ng
 from nkigym_graph import ParseError, parse_fragment, parse_program
 from nkigym_graph.ir.variables import OUTPUT, PARAM
 
@@ -138,3 +139,30 @@ def test_parser_never_evaluates_the_text(tmp_path) -> None:
     with pytest.raises(ParseError):
         parse_program(text)
     assert not marker.exists()
+
+
+EXP = """def f(a):
+    output = nkigym.ndarray((128, 128), dtype=np.float32)
+    t = a[0:128, 0:128]
+    u = nkigym.activation(t, op="exp"EXTRA)
+    output[0:128, 0:128] = u
+    return output
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (EXP.replace("EXTRA", ', op="tanh"'), "line 4, column 40: op given twice"),
+        (EXP.replace("(a)", "(a, *b, c=1, **kw)").replace("EXTRA", ""), "parameter `b`: a program"),
+        (EXP.replace("(a)", "(a, **kw)").replace("EXTRA", ""), "parameter `kw`: a program takes plain"),
+        (EXP.replace("(a)", "(a=1)").replace("EXTRA", ""), "plain parameters only \\(no defaults"),
+        (EXP.replace("EXTRA", ", scale=" + "9" * 400), "scale must be a number a float can hold"),
+    ],
+)
+def test_text_python_would_refuse_or_that_would_be_dropped_is_refused(text: str, message: str) -> None:
+    """A keyword given twice (Python's compiler refuses it; the last one won), extra
+    parameters (dropped) and an integer no float holds (an overflow later)."""
+    with pytest.raises(ng.NkigymError, match=message):
+        parse_program(text)
+    assert len(parse_program(EXP.replace("EXTRA", ""))) == 4

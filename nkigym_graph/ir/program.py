@@ -678,9 +678,9 @@ class Program:
         self,
     ) -> tuple[Mapping[int, tuple[tuple[int, Use], ...]], Mapping[int, tuple[tuple[int, str], ...]]]:
         """Per statement id, its incoming data edges ``(source, use)`` and ordering edges
-        ``(source, variable)`` (an ordering edge may repeat a data edge's source): the
-        snapshot's own lists, for whole-program passes that need sources only."""
-        return self._data_in, self._order_in
+        ``(source, variable)`` (an ordering edge may repeat a data edge's source): read-only
+        views of the snapshot's own tables, for whole-program passes that need sources only."""
+        return MappingProxyType(self._data_in), MappingProxyType(self._order_in)
 
     def pred_of(self, node: int) -> tuple[int, ...]:
         """Every node ``node`` depends on directly (data or ordering), in program order."""

@@ -61,6 +61,7 @@ def parse_program(
         where = (others or functions or module.body or [None])[0]
         raise _error("expected exactly one `def` (imports aside) at top level", where)
     func = functions[0]
+    _plain_parameters(func)
     params = [arg.arg for arg in func.args.args]
     builder = _Builder(params=params, shapes=checked_shapes(shapes), fragment=False)
     body = func.body
@@ -153,6 +154,18 @@ class _Pending:
     alloc_shape: tuple[int, ...] | None = None
     alternatives: tuple[Op, ...] = ()
     """Ops printed alike with as many tensor operands: the first whose shapes fit is meant."""
+
+
+def _plain_parameters(func: ast.FunctionDef) -> None:
+    """A program's parameters are plain names: no defaults, ``*args``, keyword-only
+    parameters or ``**kwargs`` (which would be dropped silently)."""
+    args = func.args
+    extra = args.vararg or args.kwarg or (args.kwonlyargs[0] if args.kwonlyargs else None)
+    if extra is not None:
+        raise _error(f"parameter `{extra.arg}`: a program takes plain parameters only", extra)
+    if args.defaults or args.posonlyargs:
+        where = args.defaults[0] if args.defaults else args.posonlyargs[0]
+        raise _error("a program takes plain parameters only (no defaults or `/`)", where)
 
 
 @dataclass
@@ -282,6 +295,8 @@ class _Builder:
         for kw in call.keywords:
             if kw.arg is None:
                 raise _error("`**kwargs` is not supported", kw)
+            if kw.arg in attrs:
+                raise _error(f"{kw.arg} given twice", kw)
             attrs[kw.arg] = self._literal(kw.value)
         return reads, make_attrs(**attrs)
 

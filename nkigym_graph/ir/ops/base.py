@@ -17,6 +17,7 @@ operands (``tensor_scalar(x, 0.5)`` and ``tensor_scalar(x, column)``) share a
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -39,6 +40,9 @@ BROADCAST = "broadcast"
 class ShapeError(ValueError):
     """Operand shapes an op cannot accept; the message says why."""
 
+
+_LARGEST_FLOAT = sys.float_info.max
+"""Integer attributes beyond this have no float value (the ops compute in floats)."""
 
 class Op:
     """Base class of the op singletons. Subclasses set the class attributes."""
@@ -87,6 +91,8 @@ class Op:
                 return f"{key}={value!r} is not one of {sorted(choices)}"
             if key in self.number_attrs and (isinstance(value, bool) or not isinstance(value, int | float)):
                 return f"{key} must be a number, got {value!r}"
+            if key in self.number_attrs and isinstance(value, int) and abs(value) > _LARGEST_FLOAT:
+                return f"{key} must be a number a float can hold, got an integer of {len(str(abs(value)))} digits"
             if key in self.finite_attrs and not math.isfinite(value):
                 return f"{key} must be a finite number, got {value!r}"
         return None
