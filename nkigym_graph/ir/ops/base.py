@@ -92,7 +92,7 @@ class Op:
             if key in self.number_attrs and (isinstance(value, bool) or not isinstance(value, int | float)):
                 return f"{key} must be a number, got {value!r}"
             if key in self.number_attrs and isinstance(value, int) and abs(value) > _LARGEST_FLOAT:
-                return f"{key} must be a number a float can hold, got an integer of {len(str(abs(value)))} digits"
+                return f"{key} must be a number a float can hold, got an integer of {value.bit_length()} bits"
             if key in self.finite_attrs and not math.isfinite(value):
                 return f"{key} must be a finite number, got {value!r}"
         return None
