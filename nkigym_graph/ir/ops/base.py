@@ -44,6 +44,7 @@ class ShapeError(ValueError):
 _LARGEST_FLOAT = sys.float_info.max
 """Integer attributes beyond this have no float value (the ops compute in floats)."""
 
+
 class Op:
     """Base class of the op singletons. Subclasses set the class attributes."""
 
