@@ -151,3 +151,14 @@ def test_emit_needs_a_program(emit: object) -> None:
 def test_replay_transforms_must_be_transforms(transforms: object) -> None:
     with pytest.raises(ng.SearchError, match="transforms must be Transform instances"):
         ng.replay(ROOT, [("data_reuse", 0)], transforms)  # type: ignore[arg-type]
+
+
+def test_a_match_is_applied_by_its_own_transform_only() -> None:
+    """A data_reuse match given to operand_merge was applied as data_reuse's rewrite."""
+    import nkigym_graph as ng
+
+    program = ng.tile(lambda a, b: ng.nc_matmul(a, b), {"a": (128, 128), "b": (128, 256)})
+    match = ng.get_transform("data_reuse").analyze(program)[0]
+    with pytest.raises(ng.TransformError, match="one of transform 'data_reuse', not of 'operand_merge'"):
+        ng.apply(program, "operand_merge", match)
+    assert len(ng.apply(program, "data_reuse", match)) == len(program) - 1

@@ -59,3 +59,20 @@ def test_known_ids_still_answer() -> None:
     assert PROGRAM.in_order([last, first]) == [first, last]
     assert PROGRAM.order_key(first) < PROGRAM.order_key(last)
     assert PROGRAM.position(last) == LAST and PROGRAM[first] is PROGRAM.statements[0]
+
+
+def test_a_query_of_an_unknown_id_or_parameter_never_answers() -> None:
+    """``reaches(x, x)`` and ``uses`` with an unknown source answered (True, ``()``) for ids
+    the program does not have; ``parameter`` raised a bare KeyError."""
+    import nkigym_graph as ng
+    from nkigym_graph.ir.program import UnknownParameterError
+
+    program = ng.tile(lambda a, b: ng.nc_matmul(a, b), {"a": (128, 128), "b": (128, 256)})
+    node = program.statements_of("nc_matmul")[0]
+    assert program.reaches(node, node)
+    with pytest.raises(UnknownStatementError, match="no statement with id 999"):
+        program.reaches(999, 999)
+    with pytest.raises(UnknownStatementError, match="no statement with id 999"):
+        program.uses(999, node)
+    with pytest.raises(UnknownParameterError, match=r"has no parameter 'zz' \(its parameters: a, b\)"):
+        program.parameter("zz")

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
-from nkigym_graph.errors import VerificationError
+from nkigym_graph.errors import NkigymError, VerificationError
 from nkigym_graph.ir.canonical_hash import derived_node_keys, key_sum, node_keys, program_key
 from nkigym_graph.ir.capacity import check_capacity
 from nkigym_graph.ir.collector import collector_paused
@@ -58,6 +58,14 @@ from nkigym_graph.ir.verify import check_dependencies, check_returns, check_stat
 
 if TYPE_CHECKING:
     from nkigym_graph.ir.derivation import Derivation
+
+
+class UnknownParameterError(NkigymError, KeyError):
+    """``Program.parameter`` of a name that is no parameter (also a ``KeyError``, which it
+    raised before)."""
+
+    def __str__(self) -> str:  # KeyError's would quote the message
+        return str(self.args[0]) if self.args else ""
 
 
 class Program:
@@ -671,6 +679,7 @@ class Program:
 
     def uses(self, src: int, dst: int) -> tuple[Use, ...]:
         """The data ``dst`` reads from ``src`` (empty for a pure ordering edge)."""
+        self.position(src)  # an id of this program (else UnknownStatementError)
         return tuple(use for s, use in self._data_into(dst) if s == src)
 
     @property
@@ -714,6 +723,7 @@ class Program:
         ancestors are few, while an early load's descendants can be most of the program.
         """
         if a == b:
+            self.position(a)  # an id of this program (else UnknownStatementError)
             return True
         rank = self._rank
         floor = rank[a]
@@ -736,7 +746,8 @@ class Program:
         for p in self.params:
             if p.name == name:
                 return p
-        raise KeyError(name)
+        names = ", ".join(p.name for p in self.params) or "none"
+        raise UnknownParameterError(f"{self.name} has no parameter {name!r} (its parameters: {names})")
 
     @property
     def output_dtype(self) -> str:

@@ -43,6 +43,11 @@ def apply_match(program: Program, transform: Transform, match: Match) -> Program
     """Apply one match of ``transform`` to ``program`` (checked to be a Program by the
     caller); returns a new verified snapshot."""
     require_type(match, Match, "match", TransformError, f"a Match of {transform.name!r} (from analyze)")
+    if match.transform != transform.name:
+        raise TransformError(
+            f"the match is one of transform {match.transform!r}, not of {transform.name!r}: apply it with "
+            f"{match.transform!r}"
+        )
     result = transform.rewrite(program, match)
     if not isinstance(result, Program):
         raise TransformError(f"transform {transform.name!r} returned {type(result).__name__}, not a Program")
