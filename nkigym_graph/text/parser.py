@@ -312,6 +312,10 @@ class _Builder:
                     raise _error(f"expected `start:stop` ranges, got `{ast.unparse(dim)}`", dim)
                 lo = None if dim.lower is None else self._int(dim.lower)
                 hi = None if dim.upper is None else self._int(dim.upper)
+                if lo is not None and hi is not None and hi <= lo:
+                    raise _error(
+                        f"the range `{lo}:{hi}` is empty (a range is `start:stop` with start < stop)", dim
+                    )
                 slices.append((lo, hi))
             return _Ref(expr.value.id, tuple(slices), expr)
         raise _error(f"expected a tensor reference, got `{ast.unparse(expr)}`", expr)
