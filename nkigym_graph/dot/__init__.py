@@ -71,6 +71,8 @@ def write_dot(
     if not isinstance(program, (Program, pydot.Dot)):
         raise NkigymError(f"program must be a Program or a pydot.Dot, got {describe(program)}")
     require_type(path, (str, os.PathLike), "path", NkigymError, "a file path (str or Path)")
+    if isinstance(program, pydot.Dot) and (fold != "auto" or collapse is not True):
+        raise NkigymError("fold and collapse apply to a Program; a pydot.Dot is written as it is drawn")
     dot = to_dot(program, fold, collapse=collapse) if isinstance(program, Program) else program
     return save(dot, path)
 

@@ -24,6 +24,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import NamedTuple
 
 from nkigym_graph.errors import NkigymError
+from nkigym_graph.foreign_errors import describe as describe_error
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.slices import Slices, format_slices
 from nkigym_graph.ir.statement import Statement
@@ -83,7 +84,15 @@ def group_keys(program: Program, fold: Fold, *, coarsen: bool = False) -> Groupi
 
 
 def _user_key(fold: Callable[[Statement], Hashable], program: Program, node: int) -> Hashable:
-    key = fold(program[node])
+    try:
+        key = fold(program[node])
+    except NkigymError:
+        raise
+    except Exception as err:  # the user's function failed: name it and the statement
+        raise NkigymError(
+            f"fold function {getattr(fold, '__name__', fold)!r} failed on statement "
+            f"{program.describe(node)!r}: {describe_error(err)}"
+        ) from err
     try:
         hash(key)
     except TypeError:

@@ -156,3 +156,18 @@ def test_pictures_take_programs_only() -> None:
         to_dot("def f(a): ...")  # type: ignore[arg-type]
     with pytest.raises(NkigymError, match=r"program must be a Program or a pydot\.Dot"):
         write_dot(None, "p.dot")  # type: ignore[arg-type]
+
+
+def test_a_fold_function_that_fails_is_named_with_the_statement() -> None:
+    def by_width(stmt):  # type: ignore[no-untyped-def]
+        raise ValueError("no width")
+
+    with pytest.raises(NkigymError, match=r"fold function 'by_width' failed on statement .*ValueError: no"):
+        to_dot(tiled_matmul(128, 128, 256), fold=by_width)
+
+
+def test_a_pydot_picture_is_written_as_drawn_and_refuses_fold_options(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    picture = to_dot(tiled_matmul(128, 128, 256))
+    with pytest.raises(NkigymError, match="fold and collapse apply to a Program"):
+        write_dot(picture, tmp_path / "p.dot", fold="op")
+    assert write_dot(picture, tmp_path / "p.dot").read_text().startswith("digraph")
