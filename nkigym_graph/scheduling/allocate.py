@@ -342,17 +342,16 @@ def allocate(
 
 def psum_scratch_bytes(kernel: KernelProgram) -> int:
     """PSUM (bytes per partition) outside the streams: a Tensor Engine result that keeps
-    its input's dtype but is accumulated into (``+=``) lives in an fp32 ``psum`` slot, so
-    the kernel writes it to a scratch tile, one per shape and dtype, and adds it in."""
+    its input's dtype but is accumulated into (``+=``) or written more than once lives in
+    an fp32 ``psum`` slot (``psum_written_directly``), so the kernel writes it to a scratch
+    tile, one per shape and dtype, and adds or copies it in."""
     program = kernel.program
-    dtypes, sbuf_dtype = psum_dtypes(program), _sbuf_dtypes(program)
+    direct, sbuf_dtype = psum_written_directly(program), _sbuf_dtypes(program)
     scratch: set[tuple[tuple[int, ...], str]] = set()
     for stmt in program.statements:
         var = stmt.dst.var
-        if not stmt.op.result_keeps_input_dtype or var not in kernel.psum or dtypes[var] != PSUM_DTYPE:
-            continue
-        dtype = sbuf_dtype(stmt.operands[stmt.op.read_positions[0]].var)
-        if dtype != PSUM_DTYPE:
+        if stmt.op.result_keeps_input_dtype and var in kernel.psum and var not in direct:
+            dtype = sbuf_dtype(stmt.operands[stmt.op.read_positions[0]].var)
             scratch.add((tuple(hi - lo for lo, hi in stmt.dst.slices), dtype))
     target = program.target
     return sum(psum_footprint(math.prod(shape[1:]) * itemsize(dtype), target) for shape, dtype in scratch)
@@ -386,14 +385,29 @@ def psum_dtypes(program: Program) -> Mapping[str, str]:
 
 
 def _psum_dtypes(program: Program) -> Mapping[str, str]:
-    sbuf_dtype = _sbuf_dtypes(program)
+    sbuf_dtype, direct = _sbuf_dtypes(program), psum_written_directly(program)
     found = {}
+    for var in psum_variables(program):
+        stmt = program[program.writers_of(var)[0]]
+        found[var] = sbuf_dtype(stmt.operands[stmt.op.read_positions[0]].var) if var in direct else PSUM_DTYPE
+    return found
+
+
+def psum_written_directly(program: Program) -> frozenset[str]:
+    """PSUM variables written once, not accumulated, by a Tensor Engine result that keeps
+    its input's dtype (a transpose): their tile has that dtype and the kernel writes it
+    directly. Such a result anywhere else goes through a scratch tile (``psum_scratch_bytes``)."""
+    return memo(program, (STATEMENTS_KEY, "psum_written_directly"), _psum_written_directly)
+
+
+def _psum_written_directly(program: Program) -> frozenset[str]:
+    found = set()
     for var in psum_variables(program):
         writers = program.writers_of(var)
         stmt = program[writers[0]]
-        keeps = len(writers) == 1 and stmt.op.result_keeps_input_dtype and not stmt.accumulate
-        found[var] = sbuf_dtype(stmt.operands[stmt.op.read_positions[0]].var) if keeps else PSUM_DTYPE
-    return found
+        if len(writers) == 1 and stmt.op.result_keeps_input_dtype and not stmt.accumulate:
+            found.add(var)
+    return frozenset(found)
 
 
 def tile_dtypes(program: Program) -> Callable[[str], str]:

@@ -91,9 +91,9 @@ class KernelBuilder:
         self.slots: dict[str, tuple[Pool, int]] = {}
         """Planned kernels: the rotating buffer each variable lives in now (see ``.planned``)."""
         self.planned = False
-        self.psum_in_input_dtype: frozenset[str] = frozenset()
+        self.psum_written_directly: frozenset[str] = frozenset()
         """Planned kernels: PSUM variables whose slots hold their input's dtype (a transpose
-        of a bf16 tile, ``scheduling.allocate.psum_dtypes``): written directly."""
+        written once, ``scheduling.allocate.psum_written_directly``): written directly."""
         self.copies: dict[str, Tile] = {}
         self.views: dict[str, tuple[Tile, int]] = {}
         """Variables held in columns of a shared tile (a group of transposes, :mod:`.fusion`):

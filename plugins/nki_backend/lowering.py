@@ -189,8 +189,7 @@ class TransposeLowering(_Base):
         dtype = kb.dtype_of(data)
         if kb.planned and stmt.dst.var in kb.slots:
             target = kb.write(stmt.dst)
-            same = kb.dtype_of(target) == dtype or stmt.dst.var in kb.psum_in_input_dtype
-            if not stmt.accumulate and same:
+            if stmt.dst.var in kb.psum_written_directly:  # its slot has the input's dtype
                 kb.call("nisa.nc_transpose", ("dst", target), ("data", data))
                 return
             scratch = kb.constant_tile(("transpose", shape, dtype), "transpose_psum", shape, dtype, "psum")

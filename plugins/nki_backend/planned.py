@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from nkigym_graph.ir.targets import Target
-from nkigym_graph.scheduling.allocate import PSUM_DTYPE, psum_dtypes
+from nkigym_graph.scheduling.allocate import psum_written_directly
 from nkigym_graph.scheduling.plan import KernelPlan
 
 from .builder import KernelBuilder, KernelTypes, Lowering
@@ -40,7 +40,7 @@ def lower_plan(
     kb = KernelBuilder(program, target, types, lowerings, engine_policy)
     kb.planned = True
     kb.psum_vars = plan.psum
-    kb.psum_in_input_dtype = frozenset(v for v, d in psum_dtypes(program).items() if d != PSUM_DTYPE)
+    kb.psum_written_directly = psum_written_directly(program)
     pools = {
         name: _pool(kb, stream.name, stream.shape, stream.dtype, stream.buffer, stream.buffers)
         for name, stream in plan.streams.items()

@@ -71,3 +71,27 @@ def test_schedule_search_reaches_a_kernel_equal_to_numpy(name: str) -> None:
     result = ng.search(program, strategy="schedule", budget=60, seed=0, confirm=False)
     assert ng.replay(program, result.path).canonical_hash == result.best.canonical_hash
     assert _run(result.best, name, workload.small) < _tolerance(name)
+
+
+@pytest.mark.parametrize("buffers", ["psum:8", "psum:4"])
+def test_fp32_transposes_write_their_psum_slots_and_the_plan_fits(buffers: str) -> None:
+    """An fp32 transpose written once writes its fp32 PSUM slot directly; it used to go
+    through a scratch tile the plan did not count, and with every PSUM bank planned the
+    kernel overflowed PSUM in the simulator (the schedule search stopped with that error)."""
+
+    def transposed_matmul(x, w):  # type: ignore[no-untyped-def]
+        return ng.nc_matmul(ng.nc_transpose(x), w)
+
+    program = ng.saturate(ng.tile(transposed_matmul, {"x": (256, 300), "w": (300, 600)}))
+    rng = np.random.default_rng(4)
+    x, w = (
+        rng.standard_normal((256, 300)).astype(np.float32),
+        rng.standard_normal((300, 600)).astype(np.float32),
+    )
+    kernel = ng.emit(program.with_schedule(f"buffers={buffers}"), backend="nki")
+    assert "transpose_psum" not in kernel
+    out = ng.nki_sim.simulate(kernel, x, w)
+    np.testing.assert_allclose(out, x.astype(np.float64) @ w, rtol=1e-4, atol=1e-3)
+    best = ng.search(program, strategy="schedule", seed=0, progress=False, budget=6).best
+    out = ng.nki_sim.simulate(ng.emit(best, backend="nki"), x, w)
+    np.testing.assert_allclose(out, x.astype(np.float64) @ w, rtol=1e-4, atol=1e-3)
