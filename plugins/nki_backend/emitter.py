@@ -38,6 +38,7 @@ from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import ScheduleError
 from nkigym_graph.ir.targets import Target
 from nkigym_graph.plugin.protocols import Artifact
+from nkigym_graph.scheduling.allocate import working_dtype
 from nkigym_graph.scheduling.plan import kernel_plan
 
 from .builder import KernelBuilder, KernelTypes, Lowering
@@ -108,6 +109,7 @@ def emit_kernel(
         raise NkiEmitError("a fragment (statements without def/return) cannot be emitted as a kernel")
     types = kernel_types(program, opts.dtype)
     if program.schedule is not None:
+        _require_planned_dtype(program, types)
         kb, splits = _planned(program, target, types, lowerings, opts.reorder), 0
         sbuf_bytes, psum_bytes = _pool_bytes(kb, "sbuf"), _pool_bytes(kb, "psum")
     else:
@@ -265,6 +267,17 @@ def _mixes(program: Program, lower: Callable[..., KernelBuilder]) -> list[Mix]:
             for window in WINDOWS
         ]
     return tried
+
+
+def _require_planned_dtype(program: Program, types: KernelTypes) -> None:
+    """A scheduled program's plan sizes and types its tiles for the program's dtype
+    (``scheduling.allocate.working_dtype``): ``dtype=`` may not ask for another one."""
+    planned = working_dtype(program)
+    if types.working != planned:
+        raise NkiEmitError(
+            f"dtype={types.working!r}: the program's schedule was planned for {planned} tiles; tile the "
+            f"function with dtype={types.working!r} (then schedule it) or emit it without its schedule"
+        )
 
 
 def _planned(

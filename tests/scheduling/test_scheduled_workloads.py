@@ -95,3 +95,27 @@ def test_fp32_transposes_write_their_psum_slots_and_the_plan_fits(buffers: str) 
     best = ng.search(program, strategy="schedule", seed=0, progress=False, budget=6).best
     out = ng.nki_sim.simulate(ng.emit(best, backend="nki"), x, w)
     np.testing.assert_allclose(out, x.astype(np.float64) @ w, rtol=1e-4, atol=1e-3)
+
+
+def test_a_scheduled_kernel_is_emitted_in_the_dtype_it_was_planned_for() -> None:
+    """``emit(dtype=...)`` of a scheduled program kept the plan's bf16 tiles under an fp32
+    output (errors of bf16 size, silently): it is refused, naming what to do, unless it is
+    the planned dtype (a float64 program's plan holds fp32 tiles)."""
+
+    def matmul(a, b):  # type: ignore[no-untyped-def]
+        return ng.nc_matmul(a, b)
+
+    shapes = {"a": (256, 128), "b": (256, 512)}
+    bf16 = ng.saturate(ng.tile(matmul, shapes, dtype="bfloat16")).with_schedule("order=N,M,K")
+    with pytest.raises(
+        ng.NkigymError, match="planned for bfloat16 tiles; tile the function with dtype='float32'"
+    ):
+        ng.emit(bf16, backend="nki", dtype="float32")
+    float64 = ng.saturate(ng.tile(matmul, shapes, dtype="float64")).with_schedule("order=N,M,K")
+    rng = np.random.default_rng(6)
+    a, b = (
+        rng.standard_normal(shapes["a"]).astype(np.float32),
+        rng.standard_normal(shapes["b"]).astype(np.float32),
+    )
+    out = ng.nki_sim.simulate(ng.emit(float64, backend="nki", dtype="float32"), a, b)
+    np.testing.assert_allclose(out, a.T.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
