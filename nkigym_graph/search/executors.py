@@ -9,6 +9,7 @@ back in that order, so a search gives the same result with or without an executo
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any, TypeVar
@@ -36,3 +37,10 @@ def run_ordered(executor: Executor, function: Callable[..., T], tasks: Sequence[
     """``function(*task)`` for every task on ``executor``, results in task order."""
     futures = [executor.submit(function, *task) for task in tasks]
     return [future.result() for future in futures]
+
+
+def workers_of(executor: Executor) -> int:
+    """How many tasks ``executor`` runs at once (its ``max_workers`` where it says, else
+    the machine's cores)."""
+    found = getattr(executor, "_max_workers", None)
+    return found if isinstance(found, int) and found > 0 else (os.cpu_count() or 1)

@@ -65,7 +65,8 @@ def search(
     most distinct states to create (for ``random``: the states to collect). ``seed``
     fixes the random choices, the verification inputs and the sample points.
     ``seconds``: a wall-clock limit; no candidate's evaluation starts after it (the one
-    under way finishes; with an executor, the expansion under way) and the best state
+    under way finishes; with an executor, the round under way: twice as many candidates
+    as it runs at once) and the best state
     so far is returned, checked in full as always (``result.stats.stopped`` says
     ``time``; the check of the best comes after the limit). A search stopped by time
     depends on the machine's speed; one that ends first gives the same result as

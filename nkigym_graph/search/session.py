@@ -24,7 +24,7 @@ from nkigym_graph.plugin.calls import estimate_with
 from nkigym_graph.rewriting.transform import Match, Transform
 from nkigym_graph.search.derive import Candidate, backoff, candidates_of, derive, edit_based, span
 from nkigym_graph.search.errors import SearchError
-from nkigym_graph.search.executors import run_ordered
+from nkigym_graph.search.executors import run_ordered, workers_of
 from nkigym_graph.search.progress import Progress
 from nkigym_graph.search.remote import Outcome, ProgramRef, evaluate, evaluate_remote
 from nkigym_graph.search.state import State, StateGraph, Step
@@ -199,7 +199,8 @@ class Session:
     def expand(self, state: State, chosen: Sequence[Candidate]) -> list[State]:
         """The states ``chosen`` lead to from ``state``, in order (see the module
         docstring). When the search's time limit passes, the states of the candidates
-        evaluated by then (at least the first; with an executor, all of them)."""
+        evaluated by then (at least the first; with an executor, whole rounds of twice as
+        many candidates as it runs at once)."""
         return self.expand_pairs([(state, c) for c in chosen])
 
     def expand_pairs(self, pairs: Sequence[tuple[State, Candidate]]) -> list[State]:
@@ -214,9 +215,16 @@ class Session:
                 if children and self.out_of_time:  # the time is up: the candidates evaluated so far
                     break
                 children.append(self._record(state, candidate, self._evaluate(state, candidate)))
-        else:
-            outcomes = run_ordered(self.executor, evaluate_remote, self._tasks(pairs))
-            children = [self._record(state, c, o) for (state, c), o in zip(pairs, outcomes, strict=True)]
+        else:  # with a time limit, a round of as many candidates as the executor runs at once
+            rounds = len(pairs) if self.deadline is None else 2 * workers_of(self.executor)
+            children = []
+            refs: dict[str, ProgramRef] = {}
+            for start in range(0, len(pairs), rounds):
+                if children and self.out_of_time:
+                    break
+                chunk = pairs[start : start + rounds]
+                outcomes = run_ordered(self.executor, evaluate_remote, self._tasks(chunk, refs))
+                children += [self._record(state, c, o) for (state, c), o in zip(chunk, outcomes, strict=True)]
         self.progress.update(len(self.graph), self.duplicates, self.best.cost.seconds, self._extra())
         return children
 
@@ -247,10 +255,10 @@ class Session:
             )
         return outcome
 
-    def _tasks(self, pairs: Sequence[tuple[State, Candidate]]) -> list[tuple]:
+    def _tasks(self, pairs: Sequence[tuple[State, Candidate]], refs: dict[str, ProgramRef]) -> list[tuple]:
+        """The executor's tasks for ``pairs``; ``refs`` keeps the programs already pickled."""
         if self._root_ref is None:
             self._root_ref = ProgramRef.of(self.root_program)
-        refs: dict[str, ProgramRef] = {}
         tasks = []
         for state, c in pairs:
             ref = refs.get(state.hash)

@@ -73,3 +73,29 @@ def test_a_limit_passing_mid_search_keeps_the_best_so_far(monkeypatch: pytest.Mo
     a, b = (rng.standard_normal(tuple(p.shape)) for p in ROOT.params)
     got = ng.interpret(limited.best, dtype=np.float64, a=a, b=b)
     np.testing.assert_allclose(got, a.T @ b, rtol=1e-10, atol=1e-10)
+
+
+def test_with_an_executor_the_limit_stops_between_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An executor evaluated a whole expansion before the limit was looked at (an
+    exhaustive search at 1024^3 took 30 s under a 0.5 s limit): it now runs rounds of
+    twice as many candidates as it has workers, and stops between them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    big = tiled_matmul(1024, 1024, 1024)
+    clock = _Clock()
+    monkeypatch.setattr(run_module, "time", clock)
+    monkeypatch.setattr(session_module, "time", clock)
+    rounds: list[int] = []
+    run_ordered = session_module.run_ordered
+
+    def recorded(executor, function, tasks):  # type: ignore[no-untyped-def]
+        rounds.append(len(tasks))
+        return run_ordered(executor, function, tasks)
+
+    monkeypatch.setattr(session_module, "run_ordered", recorded)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        limited = search(big, strategy="exhaustive", seconds=4.5, executor=pool, confirm=False)
+    assert limited.stats.stopped == "time"
+    assert rounds and max(rounds) <= 4  # two workers: rounds of four candidates
+    assert limited.stats.states <= 1 + sum(rounds)
+    assert replay(big, limited.path) == limited.best
