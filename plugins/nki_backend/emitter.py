@@ -34,6 +34,7 @@ from functools import partial
 from itertools import product
 from typing import Any
 
+from nkigym_graph.ir.dtypes import resolve_dtype
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import ScheduleError
 from nkigym_graph.ir.targets import Target
@@ -95,6 +96,9 @@ class EmitOptions:
         if unknown:
             known = ", ".join(sorted(cls.__dataclass_fields__))
             raise NkiEmitError(f"unknown option(s) {sorted(unknown)} for the nki backend; options: {known}")
+        dtype = options.get("dtype")
+        if dtype is not None:  # the names tile takes (aliases and numpy dtypes too)
+            options = {**options, "dtype": resolve_dtype(dtype, "dtype")}
         return cls(**options)
 
 

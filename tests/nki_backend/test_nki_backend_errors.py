@@ -40,3 +40,16 @@ def test_op_without_lowering_names_the_statement() -> None:
     lowerings = {name: lowering for name, lowering in LOWERINGS.items() if name != "activation"}
     with pytest.raises(NkiEmitError, match=r"nkigym.activation.*no NKI lowering for op 'activation'"):
         emit_kernel(tiled(CASE["matmul_tanh"]), TRN2, lowerings)
+
+
+def test_the_dtype_option_takes_tiles_names_and_refuses_others() -> None:
+    """``dtype="fp32"`` was refused (tile takes it), ``dtype="int8"`` accepted (a matmul
+    truncated to integers)."""
+    import numpy as np
+
+    import nkigym_graph as ng
+
+    program = ng.tile(lambda a, b: ng.nc_matmul(a, b), {"a": (128, 128), "b": (128, 256)})
+    assert ng.emit(program, backend="nki", dtype="fp32") == ng.emit(program, backend="nki", dtype=np.float32)
+    with pytest.raises(ng.NkigymError, match="'int8' is not a supported dtype"):
+        ng.emit(program, backend="nki", dtype="int8")
