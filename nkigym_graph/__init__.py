@@ -71,6 +71,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from nkigym_graph.rewriting.transform import Edit, Match, Rename, Transform
     from nkigym_graph.scheduling.choice import ScheduleTransform
     from nkigym_graph.scheduling.plan import KernelPlan, kernel_plan
+    from nkigym_graph.search.confirm import NetlistConfirmation
     from nkigym_graph.search.replay import replay
     from nkigym_graph.search.result import SearchResult
     from nkigym_graph.search.run import search
@@ -91,7 +92,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         stitching_of,
         unstitch,
     )
-    from nkigym_graph.text.files import read_program, write_program
+    from nkigym_graph.text.files import ProgramFileError, read_program, write_program
     from nkigym_graph.text.parser import parse_fragment, parse_program
     from nkigym_graph.tiling import (
         OpCallError,
@@ -165,6 +166,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "nkigym_graph.rewriting.transform": ("Edit", "Match", "Rename", "Transform"),
     "nkigym_graph.scheduling.choice": ("ScheduleTransform",),
     "nkigym_graph.scheduling.plan": ("KernelPlan", "kernel_plan"),
+    "nkigym_graph.search.confirm": ("NetlistConfirmation",),
     "nkigym_graph.search.replay": ("replay",),
     "nkigym_graph.search.result": ("SearchResult",),
     "nkigym_graph.stitching": (
@@ -184,7 +186,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "stitching_of",
         "unstitch",
     ),
-    "nkigym_graph.text.files": ("read_program", "write_program"),
+    "nkigym_graph.text.files": ("ProgramFileError", "read_program", "write_program"),
     "nkigym_graph.text.parser": ("parse_fragment", "parse_program"),
     "nkigym_graph.tiling": (
         "OpCallError",
@@ -252,6 +254,7 @@ __all__ = [
     "Match",
     "NKISimulationError",
     "Netlist",
+    "NetlistConfirmation",
     "NetlistError",
     "NetlistEvaluationError",
     "NetlistLimits",
@@ -265,6 +268,7 @@ __all__ = [
     "PatternTransform",
     "PluginError",
     "Program",
+    "ProgramFileError",
     "Rename",
     "Schedule",
     "ScheduleError",

@@ -27,6 +27,18 @@ def matmul(a, b):  # type: ignore[no-untyped-def]
     return nkigym.nc_matmul(a, b)
 
 
+def main_job_timeline(path: Path) -> None:
+    """The timeline of the kernel ``./run main`` emits (1024^3 fp32, the schedule search's
+    best, on its random inputs of seed 0); needs matplotlib."""
+    import numpy as np
+
+    program = nkigym.tile(matmul, {"a": (1024, 1024), "b": (1024, 1024)})
+    best = nkigym.search(program, strategy="schedule", seed=0, confirm=False, progress=False).best
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((1024, 1024)).astype(np.float32) for _ in range(2))
+    nkigym.nki_sim.profile(nkigym.emit(best, backend="nki"), a, b).write_timeline(path)
+
+
 def main() -> None:
     program = nkigym.tile(matmul, {"a": (128, 128), "b": (128, 256)})
     nkigym.write_dot(program, HERE / "tiled.svg")
@@ -43,6 +55,7 @@ def main() -> None:
 
     for name, shapes in WORKLOAD_PICTURES.items():
         nkigym.write_dot(nkigym.tile(WORKLOADS[name].func, shapes), HERE / f"{name}_tiled.svg")
+    main_job_timeline(HERE / "kernel_timeline.svg")
     for path in sorted(HERE.glob("*.svg")):
         print(f"wrote {path.relative_to(HERE.parents[1])}")
 
