@@ -60,6 +60,11 @@ def statement_keys(program: Program, schedule: Schedule) -> dict[int, Key]:
     if not columns:
         return dict.fromkeys(program.ids, ())
     placed = placements(program)
+    missing = sorted(set(columns) - set(placed))
+    if missing:
+        raise ScheduleError(
+            f"the kernel program has no axis {', '.join(missing)} (its axes: {', '.join(placed)})"
+        )
     tiles = loop_axes(program)
     outer = [
         [_block(start, schedule.block(a) or tiles.get(a)) for start in placed[a]] for a in schedule.order

@@ -23,6 +23,7 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import Generic, NamedTuple, TypeVar
 
 from nkigym_graph.ir.arguments import require_program, require_type
+from nkigym_graph.ir.axes import program_axes
 from nkigym_graph.ir.memo import memo
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import Schedule, ScheduleError
@@ -223,7 +224,7 @@ def _ordered(program: Program, schedule: Schedule) -> _Ordered:
 
 def _order(program: Program, schedule: Schedule) -> _Ordered:
     kernel = prepared(program, schedule)
-    keys = statement_keys(kernel.program, schedule)
+    keys = statement_keys(kernel.program, named_in(kernel.program, program, schedule))
     order = keyed_topological_order(kernel.program, keys)
     free = unlimited_walk(kernel, order)
     outer = len(schedule.order)
@@ -239,6 +240,32 @@ def _order(program: Program, schedule: Schedule) -> _Ordered:
             free.peaks[name], widest, slot_footprint(stream, program.target), stream.buffer
         )
     return _Ordered(kernel, order, usage)
+
+
+def named_in(kernel_program: Program, program: Program, schedule: Schedule) -> Schedule:
+    """``schedule`` with its axes named as ``kernel_program`` names them. The copies the
+    kernel program adds (a PSUM eviction after a transpose) can give an axis both
+    elementwise roles, and so another name (``output.0`` for ``P``); a parameter's or
+    output's dimension lies on the same axis in both programs."""
+    source, kernel = program_axes(program).axis_of, program_axes(kernel_program).axis_of
+    variables = program.variables
+    names: dict[str, str] = {}
+    for dim, axis in source.items():
+        if dim in kernel and variables[dim[0]].external:
+            names.setdefault(axis, kernel[dim])
+    if all(names.get(axis, axis) == axis for axis in schedule.axes):
+        return schedule
+
+    def renamed(axis: str) -> str:
+        return names.get(axis, axis)
+
+    return Schedule(
+        order=map(renamed, schedule.order),
+        blocks=[(renamed(axis), size) for axis, size in schedule.blocks],
+        inner=map(renamed, schedule.inner_order),
+        buffers=schedule.buffers,
+        ahead=map(renamed, schedule.ahead),
+    )
 
 
 def block_sizes(program: Program, schedule: Schedule) -> dict[str, int]:

@@ -119,3 +119,28 @@ def test_a_scheduled_kernel_is_emitted_in_the_dtype_it_was_planned_for() -> None
     )
     out = ng.nki_sim.simulate(ng.emit(float64, backend="nki", dtype="float32"), a, b)
     np.testing.assert_allclose(out, a.T.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("tail", ["transpose", "reduce_then_transpose"])
+def test_a_schedule_of_a_program_ending_in_a_transpose_runs(tail: str) -> None:
+    """The kernel program's PSUM eviction after a transpose gives each axis both
+    elementwise roles, so it names them after the output (``output.0``) where the program
+    says ``P`` and ``F``: ``order=P`` was a KeyError in the planner, and the schedule
+    search stopped on it. The schedule's axes are now named as the kernel program names them."""
+
+    def transposed(x):  # type: ignore[no-untyped-def]
+        if tail == "transpose":
+            return ng.nc_transpose(x)
+        return ng.nc_transpose(ng.tensor_tensor(x, ng.tensor_reduce(x, op="max"), op="subtract"))
+
+    program = ng.tile(transposed, {"x": (256, 128)})
+    x = np.random.default_rng(8).standard_normal((256, 128)).astype(np.float32)
+    want = x.T if tail == "transpose" else (x - x.max(axis=1, keepdims=True)).T
+    for match in ng.analyze(program, "loop_order"):
+        scheduled = ng.apply(program, "loop_order", match)
+        assert ng.kernel_plan(scheduled).steps
+        out = ng.nki_sim.simulate(ng.emit(scheduled, backend="nki"), x)
+        np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
+    result = ng.search(program, strategy="schedule", budget=8, progress=False)
+    out = ng.nki_sim.simulate(ng.emit(result.best, backend="nki"), x)
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
