@@ -167,3 +167,16 @@ def test_text_python_would_refuse_or_that_would_be_dropped_is_refused(text: str,
     with pytest.raises(ng.NkigymError, match=message):
         parse_program(text)
     assert len(parse_program(EXP.replace("EXTRA", ""))) == 4
+
+
+def test_a_rule_broken_by_a_statement_of_the_text_names_its_line() -> None:
+    """Verification names the statement; parsing adds the line it was written on."""
+    with pytest.raises(
+        ng.VerificationError, match=r"\[bounds\] statement `t = a\[0:128, 0:128\]`: line 3: "
+    ) as err:
+        parse_program(EXP.replace("EXTRA", ""), shapes={"a": (64, 128)})
+    assert err.value.rule == "bounds"
+    with pytest.raises(
+        ng.VerificationError, match=r"\[attributes\] .*: line 4: scale must be a finite number"
+    ):
+        parse_program(EXP.replace("EXTRA", ', scale=float("nan")'))

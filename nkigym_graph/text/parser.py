@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nkigym_graph.errors import ParseError
+from nkigym_graph.errors import ParseError, VerificationError
 from nkigym_graph.ir.dtypes import Dtypes, dtype_chooser
 from nkigym_graph.ir.literals import read_float_call
 from nkigym_graph.ir.ops import ALLOC, LOAD, STORE, ops_printed_as
@@ -400,16 +400,35 @@ class _Builder:
             operands[op.write_positions[0]] = dst
             complete = tuple(o for o in operands if o is not None)
             statements.append(Statement(op, complete, op.canonical_attrs(item.attrs), item.accumulate))
-        return Program(
-            name,
-            params,
-            statements,
-            returns,
-            target=get_target(target),
-            outputs=outputs,
-            fragment=self.fragment,
-            explicit_slices=explicit,
-        )
+        try:
+            return Program(
+                name,
+                params,
+                statements,
+                returns,
+                target=get_target(target),
+                outputs=outputs,
+                fragment=self.fragment,
+                explicit_slices=explicit,
+            )
+        except VerificationError as err:
+            raise self._with_line(err) from None
+
+    def _with_line(self, err: VerificationError) -> VerificationError:
+        """``err`` naming the line of the statement it names, where one statement of the
+        text writes that destination (else ``err`` as it is)."""
+        target = err.statement.partition(" = ")[0].removesuffix(" +")
+        lines = {
+            getattr(item.node, "lineno", 0)
+            for item in self.pending
+            if isinstance(item.node, ast.Assign | ast.AugAssign)
+            and ast.unparse(item.node.targets[0] if isinstance(item.node, ast.Assign) else item.node.target)
+            == target
+        }
+        if not err.statement or len(lines) != 1:
+            return err
+        message = str(err).removeprefix(f"[{err.rule}] statement `{err.statement}`: ")
+        return VerificationError(err.rule, f"line {lines.pop()}: {message}", err.statement)
 
     def _external_inputs(self) -> dict[str, str]:
         """Variables used but never defined: parameters, or (fragments) implicit ones."""
