@@ -172,3 +172,36 @@ def test_a_statement_reading_two_regions_of_a_tile_is_not_ordered_against_the_ga
     (reader,) = [n for n in before.ids if before[n].op.name == "tensor_tensor" and before[n].dst.var == "u"]
     (writer,) = [n for n in before.ids if before[n].op.name == "activation"]
     assert not before.reaches(reader, writer)
+
+
+SCALAR = """def f(a):
+    out = nkigym.ndarray((128, 128), dtype=np.float32)
+    t0 = a[0:128, 0:128]
+    t1 = nkigym.tensor_scalar(t0, VALUE, op="divide")
+    out[0:128, 0:128] = t1
+    return out
+"""
+
+
+@pytest.mark.parametrize(("first", "second"), [("2", "2.0"), ("0.0", "-0.0")])
+def test_a_hash_does_not_depend_on_the_programs_hashed_before_it(first: str, second: str) -> None:
+    """Statement heads were cached by equal attributes, and ``2 == 2.0``, ``0.0 == -0.0``:
+    whichever was hashed first gave its text to the other (dividing by 0.0 and by -0.0
+    then hashed, and compared, equal)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, nkigym_graph as ng\n"
+        "for v in sys.argv[2:]: print(ng.parse_program(sys.argv[1].replace('VALUE', v)).canonical_hash)\n"
+    )
+    alone = subprocess.run(
+        [sys.executable, "-c", script, SCALAR, second], capture_output=True, text=True, check=True
+    )
+    after = subprocess.run(
+        [sys.executable, "-c", script, SCALAR, first, second], capture_output=True, text=True, check=True
+    )
+    assert alone.stdout.split()[0] == after.stdout.split()[1]
+    one, other = (parse_program(SCALAR.replace("VALUE", v)) for v in (first, second))
+    if first == "0.0":
+        assert one != other and one.canonical_hash != other.canonical_hash

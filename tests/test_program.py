@@ -77,3 +77,39 @@ def test_the_incoming_edge_tables_are_read_only() -> None:
     with pytest.raises(TypeError):
         order[node] = ()  # type: ignore[index]
     assert program.producers(node)
+
+
+K4 = """def k4(a, b):
+    output = nkigym.ndarray((128, 128), dtype=np.float32)
+    t0 = a[0:128, 0:128]
+    t1 = b[0:128, 0:128]
+    t2 = nkigym.nc_matmul(t0, t1)
+    t3 = a[128:256, 0:128]
+    t4 = b[128:256, 0:128]
+    t2[0:128, 0:128] += nkigym.nc_matmul(t3, t4)
+    t5 = a[256:384, 0:128]
+    t6 = b[256:384, 0:128]
+    t2[0:128, 0:128] += nkigym.nc_matmul(t5, t6)
+    output[0:128, 0:128] = t2
+    dead = nkigym.activation(t0, op="exp")
+    return output
+"""
+
+
+def test_a_copied_program_never_reuses_the_id_of_a_removed_statement() -> None:
+    """Removing the last statement leaves ids 0 .. n-1 with a higher id used; a pickle or
+    copy dropped that, and its derivations reused the removed statement's id."""
+    import copy
+    import pickle
+
+    import nkigym_graph as ng
+
+    program = ng.parse_program(K4)
+    trimmed = ng.saturate(program, ["dead_code"])
+    assert trimmed.ids == tuple(range(len(trimmed)))
+    removed = set(program.ids) - set(trimmed.ids)
+    expected = ng.replay(trimmed, [("rfactor", 0)]).ids
+    for twin in (pickle.loads(pickle.dumps(trimmed)), copy.deepcopy(trimmed), copy.copy(trimmed)):
+        assert twin == trimmed
+        derived = ng.replay(twin, [("rfactor", 0)])
+        assert derived.ids == expected and not removed & set(derived.ids)

@@ -35,10 +35,15 @@ OrderIn = Mapping[int, Sequence[tuple[int, str]]]
 
 
 _TEXT: dict[object, str] = {}
-"""``repr`` of slices and statement heads, shared by every key computation (they repeat
-across statements and across snapshots)."""
+"""``repr`` of slices, shared by every key computation (they repeat across statements and
+across snapshots)."""
+_HEADS: dict[tuple[str, int, bool], tuple[object, str]] = {}
+"""``repr`` of statement heads by op name, the identity of the attributes tuple (held in
+the entry, so the identity is not reused) and the accumulation flag. Not by equal
+attributes: ``2 == 2.0`` and ``0.0 == -0.0``, whose texts differ, would share one text,
+and a hash would depend on which was hashed first."""
 _TEXT_LIMIT = 200_000
-"""Entries ``_TEXT`` holds before it starts afresh."""
+"""Entries ``_TEXT`` and ``_HEADS`` hold before they start afresh."""
 
 
 class _KeyMaker:
@@ -50,7 +55,10 @@ class _KeyMaker:
         self.internal: dict[str, bool] = {}  # variable -> is an on-chip intermediate
         if len(_TEXT) > _TEXT_LIMIT:
             _TEXT.clear()
+        if len(_HEADS) > _TEXT_LIMIT:
+            _HEADS.clear()
         self.text = _TEXT
+        self.heads = _HEADS
 
     def key(
         self,
@@ -61,8 +69,14 @@ class _KeyMaker:
     ) -> str:
         stmt = self.statements[node]
         text, internal = self.text, self.internal
-        head = (stmt.op.name, stmt.attrs, stmt.accumulate)
-        parts = [text.get(head) or text.setdefault(head, repr(head))]
+        attrs = stmt.attrs
+        known = self.heads.get((stmt.op.name, id(attrs), stmt.accumulate))
+        if known is None or known[0] is not attrs:
+            known = self.heads[(stmt.op.name, id(attrs), stmt.accumulate)] = (
+                attrs,
+                repr((stmt.op.name, attrs, stmt.accumulate)),
+            )
+        parts = [known[1]]
         read: dict[int, list[str]] = {}  # operand position -> keys of its producers, in edge order
         for src, use in data_in:
             found = read.get(use.position)

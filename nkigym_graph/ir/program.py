@@ -293,9 +293,14 @@ class Program:
                 self.fragment,
                 self.explicit_slices,
                 None if self.schedule is None else str(self.schedule),
-                *((self.ids, self._next_id) if self.ids != tuple(range(len(self.ids))) else ()),
+                *(() if self._numbered_from_zero() else (self.ids, self._next_id)),
             ),
         )
+
+    def _numbered_from_zero(self) -> bool:
+        """Whether the ids are ``0 .. n-1`` and no other id was ever used (a fresh build
+        numbers its statements so; a pickle need not carry the ids then)."""
+        return self._next_id == len(self.ids) and self.ids == tuple(range(len(self.ids)))
 
     def replace(self, **changes: Any) -> Program:
         """A new verified snapshot with some fields changed (``statements=...`` usually)."""

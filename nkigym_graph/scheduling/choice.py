@@ -39,6 +39,10 @@ class ScheduleTransform(Transform):
         raise NotImplementedError
 
     def analyze(self, program: Program) -> list[Match]:
+        """A match per schedule ``choices`` offers (none for a fragment: not a kernel, it
+        has no schedule)."""
+        if program.fragment:
+            return []
         current = program.schedule or Schedule()
         seen = {current}
         out = []

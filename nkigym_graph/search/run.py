@@ -80,7 +80,8 @@ def search(
     ``confirm`` (default on): on a NeuronCore target, emit the best as an NKI kernel and
     time it with ``nki_sim.profile`` (``result.profile``, the second yardstick); on a
     Tenstorrent target, emit it as a Buda netlist, check it strictly and evaluate it
-    against the program (``result.netlist``).
+    against the program (``result.netlist``). A fragment, which is no kernel, is not
+    confirmed.
     """
     require_type(program, Program, "program", SearchError, "a Program (from tile or parse_program)")
     chosen = get_strategy(strategy)
@@ -144,6 +145,7 @@ def search(
     )
     if confirm is None:
         confirm = True
+    confirm = confirm and not best_program.fragment  # a fragment is no kernel: nothing to emit
     family = best_program.target.family
     return SearchResult(
         best=best_program,
@@ -170,10 +172,12 @@ def _stopped(session: Session, budget_counts: str) -> str:
 
 def transform_list(transforms: Sequence[str | Transform]) -> list[Transform]:
     """``transforms`` (names or instances) resolved; anything else is a ``SearchError``."""
-    if isinstance(transforms, str | bytes) or not isinstance(transforms, Sequence | set | frozenset):
+    if isinstance(transforms, str | bytes) or not isinstance(transforms, Sequence):
+        unordered = " (a set has no order; the transforms' order is the candidates' order)"
         raise SearchError(
             f"transforms must be a list of transform names or Transform instances "
             f"(default: {', '.join(DEFAULT_TRANSFORMS)}), got {describe(transforms)}"
+            f"{unordered if isinstance(transforms, set | frozenset) else ''}"
         )
     resolved = []
     for item in transforms:

@@ -60,3 +60,19 @@ def test_a_netlist_confirmation_that_agrees_is_returned() -> None:
     program = ng.tile(matmul, {"a": (64, 64), "b": (64, 64)}, target=ng.WORMHOLE_B0)
     confirmation = ng.search(program, budget=4, progress=False).netlist
     assert isinstance(confirmation, NetlistConfirmation) and confirmation.ok
+
+
+FRAGMENT = """t = x[0:128, 0:128]
+u = nkigym.activation(t, op="exp")
+y[0:128, 0:128] = u
+"""
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "schedule"])
+def test_a_fragment_is_searched_without_schedules_or_a_kernel(strategy: str) -> None:
+    """A fragment is no kernel: the schedule choices offered matches that apply refused
+    (the schedule search stopped on them) and the confirmation tried to emit it."""
+    fragment = ng.parse_fragment(FRAGMENT)
+    assert all(ng.analyze(fragment, name) == [] for name in ("loop_order", "block_size", "buffer_count"))
+    result = ng.search(fragment, strategy=strategy, budget=5, progress=False)
+    assert result.profile is None and result.best == fragment

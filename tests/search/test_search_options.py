@@ -121,3 +121,14 @@ def test_a_failing_rewrite_is_named_with_the_state() -> None:
         match=r"transform 'crashing' failed on state \w{12} \(depth 0\): .*in rewrite: KeyError: 'boom'",
     ):
         search(ROOT, (_Crashing(),))
+
+
+def test_a_set_of_transforms_is_refused_for_its_missing_order() -> None:
+    """The transforms' order is the candidates' order; a set's depends on the hash seed
+    (a beam search's path changed with PYTHONHASHSEED)."""
+    import nkigym_graph as ng
+
+    program = ng.tile(lambda a, b: ng.nc_matmul(a, b), {"a": (128, 128), "b": (128, 256)})
+    for transforms in ({"data_reuse", "dead_code"}, frozenset({"data_reuse"})):
+        with pytest.raises(ng.SearchError, match="a set has no order"):
+            ng.search(program, transforms)
