@@ -75,7 +75,8 @@ def unary(op_type: str, x: Array, attributes: Mapping[Any, Any]) -> Array:
         return np.power(x, int(attributes.get("exp", 1)))
     if op_type not in UNARY_FUNCTIONS:
         raise ValueError(f"op type '{op_type}' is not evaluated")
-    return UNARY_FUNCTIONS[op_type](x)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # tile padding: inf and nan, silently
+        return UNARY_FUNCTIONS[op_type](x)
 
 
 def elementwise(op_type: str, operands: list[Array], attributes: Mapping[Any, Any]) -> Array:

@@ -34,6 +34,7 @@ from .lift import lift
 from .names import Names
 from .nodes import NodeGraph, build_nodes
 from .opbuild import BuiltOp, build_op
+from .padding import check_padding
 from .placement import place, shrink
 from .stitched import stack_stitched
 from .yaml_text import to_yaml
@@ -46,6 +47,10 @@ class _Emitter:
         self.program = program
         self.arch = arch
         self.graph_name = program.name or "graph"
+        try:
+            check_padding(program)
+        except ValueError as err:
+            raise BudaEmitError(str(err)) from None
         self.nodes: NodeGraph = build_nodes(stack_stitched(lift(program)))
         labels = {n: node.label for n, node in self.nodes.nodes.items()}
         self.names = Names([p.name for p in program.params], list(self.nodes.outputs), labels)

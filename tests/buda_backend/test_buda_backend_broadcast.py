@@ -125,3 +125,29 @@ def test_a_broadcast_column_refusal_gives_no_divide_hint_for_other_ops(op: str) 
     with pytest.raises(BudaEmitError, match=f"{op} with a broadcast column has no Buda form") as raised:
         ng.emit_artifact(program, backend="buda", arch="wormhole_b0")
     assert "divide" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("function", "shapes"),
+    [
+        (lambda x: ng.tensor_reduce(ng.activation(x, op="log"), op="sum"), {"x": (32, 33)}),
+        (lambda x: ng.tensor_reduce(ng.activation(x, op="sqrt", bias=-0.25), op="mean"), {"x": (32, 150)}),
+        (lambda a, b: ng.nc_matmul(ng.activation(a, op="log"), b), {"a": (33, 64), "b": (33, 64)}),
+    ],
+)
+def test_a_sum_over_padding_an_op_made_non_finite_is_refused(function: Any, shapes: dict) -> None:
+    """The netlist sums rows and contracts K as matmuls that multiply the tile padding by
+    zeros; a log or shifted sqrt makes the padding -inf or nan, and the netlist gave nan
+    where the program is finite (its checker clean). Such a sum is refused, naming it."""
+    with pytest.raises(BudaEmitError, match="would add the tile padding, where an op made"):
+        ng.emit_artifact(ng.tile(function, shapes, target="wormhole_b0"), backend="buda")
+
+
+def test_a_log_of_whole_tiles_and_of_a_spread_statistic_still_emits() -> None:
+    def log_sum_exp_shift(x: Any) -> Any:
+        total = ng.activation(ng.tensor_reduce(ng.activation(x, op="exp"), op="sum"), op="log")
+        return ng.tensor_scalar(ng.activation(x, op="log"), total, op="subtract")
+
+    _, out, a = _evaluate(log_sum_exp_shift, {"x": (64, 64)})
+    expected = np.log(a["x"]) - np.log(np.exp(a["x"]).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
