@@ -1,7 +1,8 @@
 """``search``'s confirmation of the best program with its backend's artifact: the NKI
-kernel's outputs (from ``nki_sim.profile``) and the Buda netlist's evaluation are compared
-with the program's interpretation, and an artifact that computes something else is a
-``SearchError``, never a result."""
+kernel's outputs (from ``nki_sim.profile``) are compared with the program's
+interpretation, and a kernel that computes something else is a ``SearchError``, never a
+result; a Buda netlist that breaks a rule is one too, and its numeric agreement is
+reported."""
 
 from __future__ import annotations
 
@@ -43,17 +44,28 @@ def test_a_kernel_that_computes_something_else_is_an_error(monkeypatch: pytest.M
     assert ng.search(ng.tile(matmul, SHAPES), budget=4, progress=False, confirm=False).profile is None
 
 
-def test_a_netlist_that_evaluates_differently_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_netlist_that_breaks_a_rule_is_an_error_and_a_difference_is_reported(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A netlist the checker refuses is the backend's bug; a numeric difference beyond the
+    data format's tolerance is reported (``ok``), since that tolerance is a rough one."""
     real = search_run.confirm_with_netlist
+    program = ng.tile(matmul, {"a": (64, 64), "b": (64, 64)}, target=ng.WORMHOLE_B0)
+
+    def breaking(program, seed=0):  # type: ignore[no-untyped-def]
+        return dataclasses.replace(real(program, seed), violations=("general.1: tile_broadcast on input 0",))
+
+    monkeypatch.setattr(search_run, "confirm_with_netlist", breaking)
+    with pytest.raises(ng.SearchError, match="breaks 1 rule"):
+        ng.search(program, budget=4, progress=False)
 
     def differing(program, seed=0):  # type: ignore[no-untyped-def]
         found = real(program, seed)
         return dataclasses.replace(found, max_error=10 * found.tolerance)
 
     monkeypatch.setattr(search_run, "confirm_with_netlist", differing)
-    program = ng.tile(matmul, {"a": (64, 64), "b": (64, 64)}, target=ng.WORMHOLE_B0)
-    with pytest.raises(ng.SearchError, match="evaluates DIFFERENT to the program"):
-        ng.search(program, budget=4, progress=False)
+    confirmation = ng.search(program, budget=4, progress=False).netlist
+    assert confirmation is not None and not confirmation.ok and "evaluates DIFFERENT" in str(confirmation)
 
 
 def test_a_netlist_confirmation_that_agrees_is_returned() -> None:
