@@ -75,6 +75,8 @@ def _run_program(name: str, body: list[Any]) -> Iterator[str]:
     pc, executions = 0, 0
     while pc < len(body):
         item, where = body[pc], f"program '{name}', instruction {pc}"
+        if not isinstance(item, str | Mapping):
+            raise NetlistEvaluationError(where, f"an instruction is a name or a one-key map, got {item!r}")
         opcode, arg = (item, None) if isinstance(item, str) else next(iter(item.items()), ("", None))
         if opcode in ("var", "staticvar"):
             _declare(arg, variables, where)

@@ -270,3 +270,18 @@ def test_fused_op_reading_a_popped_intermediate_fails() -> None:
     inputs = {"x": np.ones((64, 128)), "inv_n": np.ones((64, 32)), "epsilon": np.ones((64, 32))}
     with pytest.raises(NetlistEvaluationError, match="sub-op 'scale': reads intermed1, which holds no value"):
         evaluate_netlist(text, inputs)
+
+
+@pytest.mark.parametrize("instruction", [5, [1, 2], 2.5])
+def test_a_program_instruction_that_is_no_name_or_map_is_named(instruction: object) -> None:
+    import yaml
+
+    import nkigym_graph as ng
+
+    program = ng.tile(lambda a, b: ng.nc_matmul(a, b), {"a": (64, 64), "b": (64, 64)}, target=ng.WORMHOLE_B0)
+    document = yaml.safe_load(ng.emit_artifact(program, backend="buda").text)
+    (body,) = document["programs"][0].values()
+    body.append(instruction)
+    inputs = {"a_t": np.ones((64, 64)), "b": np.ones((64, 64))}
+    with pytest.raises(ng.NetlistEvaluationError, match="an instruction is a name or a one-key map"):
+        ng.evaluate_netlist(yaml.safe_dump(document), inputs)
