@@ -79,21 +79,13 @@ def test_the_incoming_edge_tables_are_read_only() -> None:
     assert program.producers(node)
 
 
-K4 = """def k4(a, b):
-    output = nkigym.ndarray((128, 128), dtype=np.float32)
-    t0 = a[0:128, 0:128]
-    t1 = b[0:128, 0:128]
-    t2 = nkigym.nc_matmul(t0, t1)
-    t3 = a[128:256, 0:128]
-    t4 = b[128:256, 0:128]
-    t2[0:128, 0:128] += nkigym.nc_matmul(t3, t4)
-    t5 = a[256:384, 0:128]
-    t6 = b[256:384, 0:128]
-    t2[0:128, 0:128] += nkigym.nc_matmul(t5, t6)
-    output[0:128, 0:128] = t2
-    dead = nkigym.activation(t0, op="exp")
-    return output
-"""
+def _accumulation_with_a_dead_last_statement():  # type: ignore[no-untyped-def]
+    """A 384 x 128 x 128 matmul (three accumulated products) and a dead statement last."""
+    import nkigym_graph as ng
+
+    text = ng.tile(lambda a, b: ng.nc_matmul(a, b), {"a": (384, 128), "b": (384, 128)}).to_source()
+    body, tail = text.rsplit("    return", 1)
+    return ng.parse_program(body + '    dead = nkigym.activation(tensor_0, op="exp")\n    return' + tail)
 
 
 def test_a_copied_program_never_reuses_the_id_of_a_removed_statement() -> None:
@@ -104,7 +96,7 @@ def test_a_copied_program_never_reuses_the_id_of_a_removed_statement() -> None:
 
     import nkigym_graph as ng
 
-    program = ng.parse_program(K4)
+    program = _accumulation_with_a_dead_last_statement()
     trimmed = ng.saturate(program, ["dead_code"])
     assert trimmed.ids == tuple(range(len(trimmed)))
     removed = set(program.ids) - set(trimmed.ids)
