@@ -54,10 +54,14 @@ def _parse_one(item: Any, where: Where) -> list[Tm]:
             if not isinstance(arg, Mapping):
                 raise where.error(item, None, f"broadcast needs a map like {{r: 2}}, got {arg!r}")
             for dim, factor in arg.items():
+                if dim not in ("r", "c", "z"):
+                    raise where.error(item, None, f"broadcast along r, c or z, got {dim!r}")
                 if not isinstance(factor, int) or isinstance(factor, bool) or factor < 1:
                     raise where.error(item, None, f"broadcast factor must be >= 1, got {factor!r}")
                 tms.append(Tm("broadcast", str(dim), factor))
         elif name == "tile_broadcast":
+            if arg not in ("r", "c"):
+                raise where.error(item, None, f"tile_broadcast copies row 0 (r) or column 0 (c), got {arg!r}")
             tms.append(Tm("tile_broadcast", str(arg)))
         elif name in SLICE_TMS:
             if not isinstance(arg, int) or isinstance(arg, bool) or arg < 1:

@@ -174,3 +174,23 @@ def test_text_past_the_character_limit_is_refused(tmp_path: Path) -> None:
         NetlistError, match=r"\d+ bytes is more than NetlistLimits.text_chars = 100 characters"
     ):
         ng.check_netlist(path, limits=NetlistLimits(text_chars=100))
+
+
+@pytest.mark.parametrize(
+    ("tms", "message"),
+    [
+        ("[tile_broadcast: q]", r"tile_broadcast copies row 0 \(r\) or column 0 \(c\), got 'q'"),
+        ("[tile_broadcast: 5]", r"tile_broadcast copies row 0 \(r\) or column 0 \(c\), got 5"),
+        ("[broadcast: {x: 2}]", "broadcast along r, c or z, got 'x'"),
+    ],
+)
+def test_a_tm_along_no_dimension_is_a_load_error(tms: str, message: str) -> None:
+    """The checker passed them and the evaluator refused them."""
+    import nkigym_graph as ng
+
+    program = ng.tile(lambda x: ng.activation(x, op="exp"), {"x": (64, 64)}, target=ng.WORMHOLE_B0)
+    netlist = ng.emit_artifact(program, backend="buda").text
+    text = netlist.replace("      inputs: [x]\n", f"      inputs: [x]\n      input_0_tms: {tms}\n")
+    assert text != netlist
+    with pytest.raises(ng.NetlistError, match=message):
+        ng.check_netlist(text, strict=True)
