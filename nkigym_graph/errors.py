@@ -38,6 +38,14 @@ def shorten(message: str) -> str:
     return f"{message[:head]} ... [{cut} characters cut] ... {message[-tail:]}"
 
 
+class NotFoundError(NkigymError, KeyError):
+    """A lookup of something the program does not have (a statement id, a parameter).
+    Also a ``KeyError``, shown as its message (``KeyError`` would quote it)."""
+
+    def __str__(self) -> str:
+        return shorten(str(self.args[0])) if self.args else ""
+
+
 class ParseError(NkigymError):
     """Program text that is not in the tiled-program format.
 

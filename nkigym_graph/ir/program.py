@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
-from nkigym_graph.errors import NkigymError, VerificationError
+from nkigym_graph.errors import NotFoundError, VerificationError
 from nkigym_graph.ir.canonical_hash import derived_node_keys, key_sum, node_keys, program_key
 from nkigym_graph.ir.capacity import check_capacity
 from nkigym_graph.ir.collector import collector_paused
@@ -60,12 +60,9 @@ if TYPE_CHECKING:
     from nkigym_graph.ir.derivation import Derivation
 
 
-class UnknownParameterError(NkigymError, KeyError):
+class UnknownParameterError(NotFoundError):
     """``Program.parameter`` of a name that is no parameter (also a ``KeyError``, which it
     raised before)."""
-
-    def __str__(self) -> str:  # KeyError's would quote the message
-        return str(self.args[0]) if self.args else ""
 
 
 class Program:

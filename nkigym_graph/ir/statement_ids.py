@@ -15,15 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 
-from nkigym_graph.errors import NkigymError, shorten
+from nkigym_graph.errors import NotFoundError
 
 
-class UnknownStatementError(NkigymError, KeyError, IndexError):
+class UnknownStatementError(NotFoundError, IndexError):
     """A statement id that names no statement of the program. Also a ``KeyError`` and an
     ``IndexError``, which the queries raised before."""
-
-    def __str__(self) -> str:  # KeyError's would quote the message
-        return shorten(str(self.args[0])) if self.args else ""
 
 
 def unknown_statement(node: object, program: str, ids: Collection[int]) -> UnknownStatementError:

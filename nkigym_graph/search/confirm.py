@@ -74,26 +74,37 @@ def _inputs(program: Program, seed: int) -> dict[str, np.ndarray]:
     }
 
 
+def _differences(program: Program, inputs: dict[str, np.ndarray], outputs: Any) -> list[tuple[float, float]]:
+    """Per output, the largest error of ``outputs`` against ``program``'s interpretation
+    of ``inputs``, and that output's magnitude."""
+    from nkigym_graph.numeric.interpreter import interpret
+
+    expected: Any = interpret(program, **inputs)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    found = []
+    for got, want in zip(outputs, expected, strict=False):
+        want = np.asarray(want, dtype=np.float64)
+        found.append(
+            (float(errors(np.asarray(got, dtype=np.float64), want).max(initial=0.0)), magnitude(want))
+        )
+    return found
+
+
 def confirm_with_netlist(program: Program, seed: int = 0) -> NetlistConfirmation:
     """Emit ``program`` as a Buda netlist for its target, check it strictly and compare its
     numpy evaluation with the program's on random inputs (``require_agreement`` refuses a
-    netlist that does not agree)."""
+    netlist that breaks a rule)."""
     from nkigym_graph.buda import check_netlist
-    from nkigym_graph.numeric.interpreter import interpret
     from nkigym_graph.plugin.backends import backends, emit_artifact
 
     artifact = emit_artifact(program, backend="buda")
     violations = tuple(str(v) for v in check_netlist(artifact.parsed, program.target, strict=True))
     inputs = _inputs(program, seed)
     got = backends()["buda"].run(artifact, inputs)
-    expected: Any = interpret(program, **inputs)
-    expected = expected if isinstance(expected, tuple) else (expected,)
     names = program.returns or tuple(sorted(got))
-    worst, scale = 0.0, 0.0
-    for name, want in zip(names, expected, strict=False):
-        want = np.asarray(want, dtype=np.float64)
-        worst = max(worst, float(errors(np.asarray(got[name], dtype=np.float64), want).max(initial=0.0)))
-        scale = max(scale, magnitude(want))
+    differences = _differences(program, inputs, [got[name] for name in names])
+    worst = max((error for error, _ in differences), default=0.0)
+    scale = max((size for _, size in differences), default=0.0)
     formats = {queue.get("df") for queue in artifact.parsed["queues"].values()}
     rtol = max(FORMAT_RTOL.get(str(df), 1e-5) for df in formats)
     return NetlistConfirmation(
@@ -132,34 +143,19 @@ def confirm_with_profile(program: Program, seed: int = 0) -> Any:
     dtypes = {p.dtype for p in program.params} | {d for d in declared if d}
     kernel_dtype = next((KERNEL_DTYPE_FOR[d] for d in sorted(dtypes) if d in KERNEL_DTYPE_FOR), None)
     options = {} if kernel_dtype is None else {"dtype": kernel_dtype}
-    rng = np.random.default_rng(seed)
-    arrays = [
-        rng.standard_normal(tuple(p.shape)).astype(to_dtype(kernel_dtype or p.dtype) or np.float32)
-        for p in program.params
-    ]
+    held = _inputs(program, seed)
+    arrays = [held[p.name].astype(to_dtype(kernel_dtype or p.dtype) or np.float32) for p in program.params]
     found = profile(emit(program, backend="nki", **options), *arrays, target=program.target)
-    _check_kernel_outputs(program, arrays, found.outputs, kernel_dtype)
-    return found
-
-
-def _check_kernel_outputs(
-    program: Program, arrays: list[np.ndarray], outputs: Any, kernel_dtype: str | None
-) -> None:
-    from nkigym_graph.numeric.interpreter import interpret
-
-    inputs = {p.name: a.astype(np.float64) for p, a in zip(program.params, arrays, strict=True)}
-    expected: Any = interpret(program, **inputs)
-    expected = expected if isinstance(expected, tuple) else (expected,)
-    got = outputs if isinstance(outputs, tuple) else (outputs,)
+    given = {p.name: a.astype(np.float64) for p, a in zip(program.params, arrays, strict=True)}
+    outputs = found.outputs if isinstance(found.outputs, tuple) else (found.outputs,)
     dtype = kernel_dtype or program.output_dtype
     rtol = KERNEL_RTOL.get(dtype, 2.0**-4)
-    for index, (out, want) in enumerate(zip(got, expected, strict=True)):
-        want = np.asarray(want, dtype=np.float64)
-        worst = float(errors(np.asarray(out, dtype=np.float64), want).max(initial=0.0))
-        tolerance = rtol * max(magnitude(want), 1.0)
+    for index, (worst, size) in enumerate(_differences(program, given, outputs)):
+        tolerance = rtol * max(size, 1.0)
         if worst > tolerance:
             raise SearchError(
                 f"the best program's NKI kernel computes something else than the program: output "
                 f"{index} differs by up to {worst:.3g} (tolerance {tolerance:.3g} for {dtype}) on random "
                 "inputs; this is a bug of the nki backend (search(..., confirm=False) skips this check)"
             )
+    return found

@@ -209,22 +209,23 @@ class Session:
         if not pairs:
             return []
         self.expansions += len({state.hash for state, _ in pairs})
-        if self.executor is None:  # one at a time: a known state is neither priced nor checked
-            children: list[State] = []
-            for state, candidate in pairs:
-                if children and self.out_of_time:  # the time is up: the candidates evaluated so far
-                    break
-                children.append(self._record(state, candidate, self._evaluate(state, candidate)))
-        else:  # with a time limit, a round of as many candidates as the executor runs at once
+        # rounds: in this process one candidate (a known state is neither priced nor
+        # checked); an executor takes them all, or with a time limit twice what it runs at once
+        if self.executor is None:
+            rounds = 1
+        else:
             rounds = len(pairs) if self.deadline is None else 2 * workers_of(self.executor)
-            children = []
-            refs: dict[str, ProgramRef] = {}
-            for start in range(0, len(pairs), rounds):
-                if children and self.out_of_time:
-                    break
-                chunk = pairs[start : start + rounds]
+        children: list[State] = []
+        refs: dict[str, ProgramRef] = {}
+        for start in range(0, len(pairs), rounds):
+            if children and self.out_of_time:  # the time is up: the candidates evaluated so far
+                break
+            chunk = pairs[start : start + rounds]
+            if self.executor is None:
+                outcomes = [self._evaluate(state, candidate) for state, candidate in chunk]
+            else:
                 outcomes = run_ordered(self.executor, evaluate_remote, self._tasks(chunk, refs))
-                children += [self._record(state, c, o) for (state, c), o in zip(chunk, outcomes, strict=True)]
+            children += [self._record(state, c, o) for (state, c), o in zip(chunk, outcomes, strict=True)]
         self.progress.update(len(self.graph), self.duplicates, self.best.cost.seconds, self._extra())
         return children
 

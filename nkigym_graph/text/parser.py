@@ -417,6 +417,8 @@ class _Builder:
     def _with_line(self, err: VerificationError) -> VerificationError:
         """``err`` naming the line of the statement it names, where one statement of the
         text writes that destination (else ``err`` as it is)."""
+        if not err.statement:
+            return err
         target = err.statement.partition(" = ")[0].removesuffix(" +")
         lines = {
             getattr(item.node, "lineno", 0)
@@ -425,9 +427,9 @@ class _Builder:
             and ast.unparse(item.node.targets[0] if isinstance(item.node, ast.Assign) else item.node.target)
             == target
         }
-        if not err.statement or len(lines) != 1:
+        if len(lines) != 1:
             return err
-        message = str(err).removeprefix(f"[{err.rule}] statement `{err.statement}`: ")
+        message = str(err.args[0]).removeprefix(f"[{err.rule}] statement `{err.statement}`: ")
         return VerificationError(err.rule, f"line {lines.pop()}: {message}", err.statement)
 
     def _external_inputs(self) -> dict[str, str]:

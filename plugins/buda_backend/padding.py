@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from nkigym_graph.ir.ops.base import Op
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.statement import Statement
 
@@ -41,31 +42,48 @@ real values (the spread copies them, never its own padding)."""
 
 def check_padding(program: Program) -> None:
     """``ValueError`` naming the first statement that contracts a padded axis of a
-    variable whose padding an op made non-finite (see the module docstring)."""
+    variable whose padding an op made non-finite (see the module docstring). A program
+    that contracts no padded axis is not followed at all."""
+    contracted_by = {op: _contracted(op) for op in {stmt.op for stmt in program.statements}}
+    if not any(
+        _padded_sums(stmt, contracted_by[stmt.op]) for stmt in program.statements if contracted_by[stmt.op]
+    ):
+        return
     pad: dict[str, float] = {}
+    results: dict[tuple[object, ...], float] = {}  # most statements repeat an op on equal paddings
     for node, stmt in program.items():
-        reads = [stmt.operands[p] for p in stmt.op.read_positions]
-        values = [pad.get(operand.var, 0.0) for operand in reads]
-        contracted = _contracted(stmt)
-        for index, (operand, value) in enumerate(zip(reads, values, strict=True)):
-            for dim in contracted.get(index, ()):
-                extent = operand.slices[dim][1] - operand.slices[dim][0]
-                if extent % TILE and not math.isfinite(value):
-                    raise ValueError(
-                        f"statement `{program.describe(node)}`: it sums {extent} "
-                        f"{'column(s)' if dim else 'row(s)'} of {operand.var!r}, and the netlist would "
-                        f"add the tile padding, where an op made {value} (which times 0 is nan); "
-                        f"pad the tensor to a multiple of {TILE} {'columns' if dim else 'rows'}"
-                    )
-        result = _padding_of(stmt, values, bool(contracted))
+        contracted = contracted_by[stmt.op]
+        values = [pad.get(stmt.operands[p].var, 0.0) for p in stmt.op.read_positions]
+        for index, dim, extent in _padded_sums(stmt, contracted):
+            if not math.isfinite(values[index]):
+                operand = stmt.operands[stmt.op.read_positions[index]]
+                raise ValueError(
+                    f"statement `{program.describe(node)}`: it sums {extent} "
+                    f"{'column(s)' if dim else 'row(s)'} of {operand.var!r}, and the netlist would "
+                    f"add the tile padding, where an op made {values[index]} (which times 0 is nan); "
+                    f"pad the tensor to a multiple of {TILE} {'columns' if dim else 'rows'}"
+                )
+        result = _padding_of(stmt, values, bool(contracted), results)
         dst = stmt.dst.var
         pad[dst] = pad.get(dst, 0.0) + result if stmt.accumulate else result
 
 
-def _contracted(stmt: Statement) -> dict[int, list[int]]:
+def _padded_sums(stmt: Statement, contracted: dict[int, list[int]]) -> list[tuple[int, int, int]]:
+    """``(read index, dimension, extent)`` of each contracted dimension of ``stmt`` that
+    ends inside a tile."""
+    found = []
+    for index, dims in contracted.items():
+        slices = stmt.operands[stmt.op.read_positions[index]].slices
+        for dim in dims:
+            extent = slices[dim][1] - slices[dim][0]
+            if extent % TILE:
+                found.append((index, dim, extent))
+    return found
+
+
+def _contracted(op: Op) -> dict[int, list[int]]:
     """Per read operand (in ``read_positions`` order), the dimensions whose axis label the
     result does not have, spread ones aside: the ones the op sums over."""
-    op = stmt.op
     if not op.axes:
         return {}
     kept = {label for position in op.write_positions for label in op.axes[position]}
@@ -78,21 +96,35 @@ def _contracted(stmt: Statement) -> dict[int, list[int]]:
     return found
 
 
-def _padding_of(stmt: Statement, values: Sequence[float], contracts: bool) -> float:
-    """The padding of ``stmt``'s result given its operands' paddings ``values``."""
+def _padding_of(
+    stmt: Statement, values: Sequence[float], contracts: bool, results: dict[tuple[object, ...], float]
+) -> float:
+    """The padding of ``stmt``'s result given its operands' paddings ``values`` (``results``
+    memoizes the op's semantics by op, attributes, paddings and spread operands, for one
+    program, whose statements hold their attributes alive)."""
     if contracts:  # sums of padding products: finite (zero) while every operand's is
         return 0.0 if all(math.isfinite(v) for v in values) else math.nan
     op, dst = stmt.op, stmt.dst
-    inputs = []
-    for position, value in zip(op.read_positions, values, strict=True):
-        operand = stmt.operands[position]
-        spread = any(
+    spread = tuple(
+        any(
             hi - lo == 1 < d_hi - d_lo
-            for (lo, hi), (d_lo, d_hi) in zip(operand.slices, dst.slices, strict=False)
+            for (lo, hi), (d_lo, d_hi) in zip(stmt.operands[position].slices, dst.slices, strict=False)
         )
-        inputs.append(np.full((1, 1), REAL if spread else value))
-    if not inputs:
+        for position in op.read_positions
+    )
+    # the attributes by identity and the paddings by their bits: 2 == 2.0 and 0.0 == -0.0
+    key = (op.name, id(stmt.attrs), tuple(v.hex() for v in values), spread)
+    found = results.get(key)
+    if found is None:
+        found = results[key] = _computed(stmt, values, spread)
+    return found
+
+
+def _computed(stmt: Statement, values: Sequence[float], spread: Sequence[bool]) -> float:
+    op = stmt.op
+    if not op.read_positions:
         return 0.0
+    inputs = [np.full((1, 1), REAL if s else v) for v, s in zip(values, spread, strict=True)]
     with np.errstate(all="ignore"):
         result = op.compute(inputs, op.attr_values(stmt.attrs))
     return float(np.asarray(result, dtype=np.float64).reshape(-1)[0])
