@@ -1,7 +1,8 @@
 """Colours, edge styles and DOT quoting shared by every picture.
 
-Ops get a fixed colour (the common ones by name, others from a palette by a hash of
-the name), so the same op has the same colour in every picture and every run.
+Ops get a fixed colour (each built-in op its own, grouped by engine; an op from a plugin
+one from a separate palette by a hash of its name), so the same op has the same colour
+in every picture and every run.
 """
 
 from __future__ import annotations
@@ -10,21 +11,29 @@ import math
 from collections.abc import Mapping
 from hashlib import blake2b
 
-PALETTE = (
-    "#8dd3c7",
-    "#ffffb3",
-    "#bebada",
-    "#fb8072",
-    "#80b1d3",
-    "#fdb462",
-    "#b3de69",
-    "#fccde5",
-    "#d9d9d9",
-    "#bc80bd",
-    "#ccebc5",
-    "#ffed6f",
-)
-FIXED = {"load": "#80b1d3", "store": "#fdb462", "alloc": "#d9d9d9", "nc_matmul": "#fb8072"}
+FIXED = {
+    # DMA and memory
+    "load": "#80b1d3",
+    "store": "#fdb462",
+    "alloc": "#d9d9d9",
+    # Tensor engine: reds
+    "nc_matmul": "#fb8072",
+    "nc_transpose": "#fccde5",
+    # Scalar engine: yellows
+    "activation": "#ffffb3",
+    "activation_bias": "#ffed6f",
+    # Vector engine: greens and purples
+    "tensor_tensor": "#ccebc5",
+    "tensor_scalar": "#b3de69",
+    "tensor_reduce": "#8dd3c7",
+    "tensor_row": "#bebada",
+    "tensor_column": "#bc80bd",
+    # GpSimd engine
+    "affine_select": "#e5c494",
+}
+"""The built-in ops' fills, distinct and grouped by engine."""
+PALETTE = ("#66c2a5", "#fc8d62", "#8da0cb", "#e78ac3", "#a6d854", "#ffd92f", "#b3b3b3", "#c7eae5", "#f6e8c3")
+"""Fills for other ops (from plugins), none of them a built-in op's."""
 
 TERMINAL_FILL = {"param": "#e0ecf4", "output": "#fde0dd"}
 TERMINAL_SHAPE = {"param": "ellipse", "output": "octagon"}

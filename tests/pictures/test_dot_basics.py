@@ -10,6 +10,7 @@ from support import seed_text
 
 from nkigym_graph import NkigymError, parse_program, to_dot, write_dot
 from nkigym_graph.dot import op_color
+from nkigym_graph.ir.ops.registry import all_ops
 
 
 def test_dot_reparses_with_pydot_and_labels_statements() -> None:
@@ -32,6 +33,17 @@ def test_colours_are_deterministic_per_op() -> None:
     fills = {n.get_name(): n.get("fillcolor") for n in dot.get_nodes()}
     loads = {fills[f"n{i}"] for i in program.statements_of("load")}
     assert loads == {f'"{op_color("load")}"'}
+
+
+def test_every_built_in_op_has_its_own_colour() -> None:
+    names = list(all_ops())
+    colours = [op_color(name) for name in names]
+    assert len(set(colours)) == len(names), dict(zip(names, colours, strict=True))
+
+
+def test_a_plugin_op_never_takes_a_built_in_colour() -> None:
+    built_in = {op_color(name) for name in all_ops()}
+    assert all(op_color(f"plugin_op_{i}") not in built_in for i in range(200))
 
 
 def test_write_dot_file(tmp_path) -> None:
