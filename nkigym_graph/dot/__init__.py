@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nkigym_graph.dot.diff import diff_scene
-from nkigym_graph.dot.folding import AUTO_FOLD_ABOVE, FOLDS, Fold, group_keys, group_label, resolve_fold
+from nkigym_graph.dot.folding import (
+    AUTO_FOLD_ABOVE,
+    AUTO_FOLD_WIDER_THAN,
+    FOLDS,
+    Fold,
+    group_keys,
+    group_label,
+    resolve_fold,
+)
 from nkigym_graph.dot.render import render
 from nkigym_graph.dot.scene import Scene, program_scene
 from nkigym_graph.dot.style import op_color
@@ -30,18 +38,28 @@ from nkigym_graph.ir.program import Program
 if TYPE_CHECKING:
     import pydot
 
-__all__ = ["AUTO_FOLD_ABOVE", "FOLDS", "Fold", "op_color", "to_dot", "to_dot_diff", "write_dot"]
+__all__ = [
+    "AUTO_FOLD_ABOVE",
+    "AUTO_FOLD_WIDER_THAN",
+    "FOLDS",
+    "Fold",
+    "op_color",
+    "to_dot",
+    "to_dot_diff",
+    "write_dot",
+]
 
 
 def to_dot(program: Program, fold: Fold = "auto", *, collapse: bool = True) -> pydot.Dot:
     """A ``pydot.Dot`` of the program.
 
-    ``fold``: ``"auto"`` (by output tile above ``AUTO_FOLD_ABOVE`` statements),
+    ``fold``: ``"auto"`` (by output tile above ``AUTO_FOLD_ABOVE`` statements or
+    ``AUTO_FOLD_WIDER_THAN`` side by side),
     ``"tile"``, ``"op"``, ``"none"``/None, or a function ``statement -> group key``.
     ``collapse``: draw each group as one node (True) or as a cluster of its statements.
     """
     require_program(program, "program", NkigymError)
-    chosen = resolve_fold(fold, len(program))
+    chosen = resolve_fold(fold, program)
     grouping = group_keys(program, chosen, coarsen=fold == "auto")
     scene = program_scene(program, grouping.keys)
     return _draw(scene, chosen, collapse, program.name, grouping.description)
@@ -53,7 +71,7 @@ def to_dot_diff(before: Program, after: Program, fold: Fold = "auto", *, collaps
     rest grey; statements are matched by canonical key. Folding as in ``to_dot``."""
     require_program(before, "before", NkigymError)
     require_program(after, "after", NkigymError)
-    chosen = resolve_fold(fold, max(len(before), len(after)))
+    chosen = resolve_fold(fold, before, after)
     coarsen = fold == "auto"
     before_grouping = group_keys(before, chosen, coarsen=coarsen)
     after_grouping = group_keys(after, chosen, coarsen=coarsen)

@@ -11,8 +11,9 @@
 - ``"op"``: by op name.
 - a function ``statement -> key``: by its result; ``None`` leaves a statement unfolded.
 - ``"none"`` or ``None``: no groups.
-- ``"auto"`` (the default): ``"tile"`` above ``AUTO_FOLD_ABOVE`` statements, else none;
-  beyond ``AUTO_MAX_GROUPS`` output tiles, tiles merge into the regions of an 8 x 8
+- ``"auto"`` (the default): ``"tile"`` above ``AUTO_FOLD_ABOVE`` statements, or when more
+  than ``AUTO_FOLD_WIDER_THAN`` statements sit at one depth of the DAG (a tiled 512^3
+  matmul's 128 loads side by side: a picture too wide to read), else none; beyond ``AUTO_MAX_GROUPS`` output tiles, tiles merge into the regions of an 8 x 8
   grid over each output, so even a 4096^3 matmul's 1,024 tiles draw as 64 groups.
 
 Computing the blocks is one backward pass over the data edges.
@@ -20,6 +21,7 @@ Computing the blocks is one backward pass over the data edges.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from typing import NamedTuple
 
@@ -35,6 +37,8 @@ Fold = str | Callable[[Statement], Hashable] | None
 FOLDS = ("auto", "tile", "op", "none")
 AUTO_FOLD_ABOVE = 300
 """``fold="auto"`` folds programs with more statements than this by output tile."""
+AUTO_FOLD_WIDER_THAN = 32
+"""``fold="auto"`` folds programs with more statements than this at one depth by output tile."""
 
 AUTO_MAX_GROUPS = 64
 """``fold="auto"``: more output tiles than this merge into coarser output regions."""
@@ -44,8 +48,9 @@ Block = tuple[str, Slices]
 """An output region: ``(output variable, slices)``."""
 
 
-def resolve_fold(fold: Fold, size: int) -> Fold:
-    """``fold`` checked, with ``"auto"`` decided for a program of ``size`` statements."""
+def resolve_fold(fold: Fold, *programs: Program) -> Fold:
+    """``fold`` checked, with ``"auto"`` decided for a picture of ``programs`` (a diff
+    draws two)."""
     if callable(fold) or fold is None:
         return fold
     if fold not in FOLDS:
@@ -53,8 +58,19 @@ def resolve_fold(fold: Fold, size: int) -> Fold:
             f"unknown fold {fold!r}: use one of {', '.join(FOLDS)} or a function statement -> key"
         )
     if fold == "auto":
-        return "tile" if size > AUTO_FOLD_ABOVE else None
+        large = any(len(p) > AUTO_FOLD_ABOVE or widest_depth(p) > AUTO_FOLD_WIDER_THAN for p in programs)
+        return "tile" if large else None
     return None if fold == "none" else fold
+
+
+def widest_depth(program: Program) -> int:
+    """The most statements at one depth of the data DAG (a statement's depth: the
+    longest chain of data edges reaching it), about the most boxes side by side."""
+    data_in, _ = program.incoming
+    depth: dict[int, int] = {}
+    for node in program.ids:
+        depth[node] = max((depth[src] + 1 for src, _ in data_in[node]), default=0)
+    return max(Counter(depth.values()).values(), default=0)
 
 
 class Grouping(NamedTuple):

@@ -13,7 +13,8 @@ import pydot
 import pytest
 from pictures.dot_text import all_edges, all_nodes, parse, unquote
 
-from nkigym_graph import DOT_FOLDS, NkigymError, Program, saturate, to_dot, write_dot
+from nkigym_graph import DOT_FOLDS, NkigymError, Program, saturate, to_dot, to_dot_diff, write_dot
+from nkigym_graph.dot import AUTO_FOLD_ABOVE, AUTO_FOLD_WIDER_THAN
 from nkigym_graph.ir.synthetic import tiled_matmul
 
 
@@ -171,3 +172,17 @@ def test_a_pydot_picture_is_written_as_drawn_and_refuses_fold_options(tmp_path) 
     with pytest.raises(NkigymError, match="fold and collapse apply to a Program"):
         write_dot(picture, tmp_path / "p.dot", fold="op")
     assert write_dot(picture, tmp_path / "p.dot").read_text().startswith("digraph")
+
+
+def test_auto_fold_folds_a_picture_too_wide_to_read() -> None:
+    wide = tiled_matmul(512, 512, 512)  # 209 statements, 128 loads side by side
+    assert len(wide) < AUTO_FOLD_ABOVE
+    loads = set(wide.statements_of("load"))
+    assert len(loads) > AUTO_FOLD_WIDER_THAN
+    drawn = to_dot(wide)
+    assert "folded by output tile" in drawn.to_string()
+    assert not {f"n{node}" for node in loads} & set(all_nodes(drawn))
+    diff = to_dot_diff(wide, saturate(wide)).to_string()
+    assert "folded by output tile" in diff
+    narrow = tiled_matmul(256, 256, 256)  # 16 loads side by side: every statement drawn
+    assert {f"n{node}" for node in narrow.ids} <= set(all_nodes(to_dot(narrow)))
