@@ -13,8 +13,9 @@
 - ``"none"`` or ``None``: no groups.
 - ``"auto"`` (the default): ``"tile"`` above ``AUTO_FOLD_ABOVE`` statements, or when more
   than ``AUTO_FOLD_WIDER_THAN`` statements sit at one depth of the DAG (a tiled 512^3
-  matmul's 128 loads side by side: a picture too wide to read), else none; beyond ``AUTO_MAX_GROUPS`` output tiles, tiles merge into the regions of an 8 x 8
-  grid over each output, so even a 4096^3 matmul's 1,024 tiles draw as 64 groups.
+  matmul's 128 loads side by side: a picture too wide to read), else none; beyond
+  ``AUTO_MAX_GROUPS`` output tiles, tiles merge into the regions of an 8 x 8 grid over
+  each output, so even a 4096^3 matmul's 1,024 tiles draw as 64 groups.
 
 Computing the blocks is one backward pass over the data edges.
 """
