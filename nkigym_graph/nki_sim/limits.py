@@ -180,11 +180,12 @@ def contained(run: Callable[[], T], timeout: float | None, filename: str) -> T:
             if watchdog is not None and watchdog.fired:
                 raise KernelTimeout
             return result
-        except KernelTimeout:
+        except KernelTimeout as exc:
             if watchdog is not None:
                 watchdog.stop()
+            line = traceback_line(exc.__traceback__, filename)  # where the kernel was stopped
             raise NKISimulationError(
-                "limit.time", f"the kernel ran longer than {timeout} s (timeout=)", "kernel"
+                "limit.time", f"the kernel ran longer than {timeout} s (timeout=)", "kernel", line
             ) from None
         except KeyboardInterrupt as exc:
             if real[0]:

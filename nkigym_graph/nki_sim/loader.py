@@ -91,6 +91,11 @@ def _from_function(obj: Any, kernel_name: str | None) -> KernelSource:
         func = inspect.unwrap(inner) if inner is not None else func
     if not isinstance(func, FunctionType):
         raise _source_error(f"expected NKI source text or a function, got {type(obj).__name__}")
+    if func.__name__ == "<lambda>":  # its source is the whole line around it, run as the kernel
+        raise _source_error(
+            "a lambda cannot be a kernel (it is re-executed from its source); define it with def",
+            func.__code__.co_firstlineno,
+        )
     code, filename = _compile_function(func)
     seed: dict[str, Any] = {}
     for name, value in inspect.getclosurevars(func).nonlocals.items():

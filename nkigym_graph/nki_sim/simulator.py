@@ -65,7 +65,7 @@ def _python_error(exc: Exception, source: KernelSource, rule: str | None = None)
     return NKISimulationError(rule or "kernel.exception", f"{type(exc).__name__}: {exc}", "kernel", line)
 
 
-def _wrap(value: Any, name: str) -> Any:
+def _wrap(value: Any, name: str, copies: list[tuple[Any, Any]]) -> Any:
     if not isinstance(value, np.ndarray) or value.ndim == 0:
         return value
     if to_dtype(value.dtype) is None:
@@ -74,8 +74,21 @@ def _wrap(value: Any, name: str) -> Any:
             f"argument {name!r} has dtype {value.dtype}, "
             "which NKI does not support (e.g. float32, bfloat16, int32)",
         )
-    array = value if value.flags.c_contiguous else np.ascontiguousarray(value)
+    if value.flags.c_contiguous:
+        return wrap_input(value, name)
+    # the kernel works on a C-ordered copy (HBM is row-major); what it writes there is
+    # written back to the caller's array after the run (_write_back)
+    array = np.ascontiguousarray(value)
+    copies.append((value, array))
     return wrap_input(array, name)
+
+
+def _write_back(copies: list[tuple[Any, Any]]) -> None:
+    """Arguments are used in place: a non-contiguous argument (a Fortran-ordered array,
+    a strided view) ran as a copy, so what the kernel wrote there goes back to it."""
+    for original, copy in copies:
+        if original.flags.writeable:
+            np.copyto(original, copy)
 
 
 def _def_line(kernel: Callable[..., Any]) -> int:
@@ -89,7 +102,10 @@ def _def_line(kernel: Callable[..., Any]) -> int:
 
 
 def _bind(
-    kernel: Callable[..., Any], arrays: tuple[Any, ...], kwargs: dict[str, Any]
+    kernel: Callable[..., Any],
+    arrays: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    copies: list[tuple[Any, Any]],
 ) -> inspect.BoundArguments:
     signature = inspect.signature(kernel)
     try:
@@ -101,11 +117,11 @@ def _bind(
     for name, value in bound.arguments.items():
         kind = signature.parameters[name].kind
         if kind is inspect.Parameter.VAR_POSITIONAL:
-            bound.arguments[name] = tuple(_wrap(v, f"{name}[{i}]") for i, v in enumerate(value))
+            bound.arguments[name] = tuple(_wrap(v, f"{name}[{i}]", copies) for i, v in enumerate(value))
         elif kind is inspect.Parameter.VAR_KEYWORD:
-            bound.arguments[name] = {k: _wrap(v, k) for k, v in value.items()}
+            bound.arguments[name] = {k: _wrap(v, k, copies) for k, v in value.items()}
         else:
-            bound.arguments[name] = _wrap(value, name)
+            bound.arguments[name] = _wrap(value, name, copies)
     return bound
 
 
@@ -234,14 +250,17 @@ class Simulator:
             raise
         except Exception as exc:
             raise _python_error(exc, self.source, "kernel.source") from exc
-        bound = _bind(kernel, arrays, kwargs)
+        copies: list[tuple[Any, Any]] = []
+        bound = _bind(kernel, arrays, kwargs, copies)
         try:
             result = kernel(*bound.args, **bound.kwargs)
         except NKISimulationError:
             raise
         except Exception as exc:
             raise _python_error(exc, self.source) from exc
-        return _output(result, kernel)
+        outputs = _output(result, kernel)
+        _write_back(copies)
+        return outputs
 
     def _make_report(self, state: RunState) -> SimulationReport:
         sbuf_cap, psum_cap = capacity(state, SBUF), capacity(state, PSUM)

@@ -20,7 +20,7 @@ import numpy as np
 from nkigym_graph.nki_sim import isa_enums
 from nkigym_graph.nki_sim.alloc import allocate
 from nkigym_graph.nki_sim.buffers import PSUM, SBUF
-from nkigym_graph.nki_sim.dtypes import to_dtype
+from nkigym_graph.nki_sim.dtypes import NKI_DTYPES, is_int, to_dtype
 from nkigym_graph.nki_sim.instruction import instruction
 from nkigym_graph.nki_sim.isa_matmul import matmul_into, transpose_into
 from nkigym_graph.nki_sim.isa_move import dma_into
@@ -44,6 +44,58 @@ def _result_dtype(dtype: Any, *operands: Any) -> Any:
         return dtype
     tensors = [t for t in operands if isinstance(t, Tensor)]
     return max((t.dtype for t in tensors), key=lambda d: d.itemsize)
+
+
+_BF16, _F32 = NKI_DTYPES["bfloat16"], np.dtype(np.float32)
+_WIDER_SIGNED: dict[int, np.dtype[Any]] = {1: np.dtype(np.int16), 2: np.dtype(np.int32), 4: _F32}
+"""A signed type that holds an unsigned one of this item size (int64 is not on the
+hardware, so int32 with uint32 widens to float32)."""
+
+
+def _operand_dtype(operand: Any) -> np.dtype[Any]:
+    """A tile's dtype, a typed numpy scalar's, or a weakly typed Python scalar's: the
+    widest the hardware has of its kind (bool -> uint8, int -> int32, float -> float32)."""
+    if isinstance(operand, Tensor):
+        return operand.dtype
+    found = to_dtype(operand.dtype) if isinstance(operand, np.generic) else None
+    if found is not None:
+        return found
+    if isinstance(operand, bool | np.bool_):
+        return np.dtype(np.uint8)
+    if isinstance(operand, numbers.Integral):
+        return np.dtype(np.int32)
+    return _F32
+
+
+def _promote(a: np.dtype[Any], b: np.dtype[Any]) -> np.dtype[Any]:
+    """NKI's type promotion of two operand dtypes (the NKI documentation, "NKI Type
+    Promotion"): a float with an integer is the float; two floats the wider, or a
+    widened one (fp16 with bf16 -> fp32, fp8 e4m3 with e5m2 -> bf16); two integers the
+    wider, or a signed one that holds both."""
+    if a == b:
+        return a
+    if a == np.bool_ or b == np.bool_:  # a bool tile takes the other operand's type
+        return b if a == np.bool_ else a
+    a_float, b_float = not is_int(a), not is_int(b)
+    if a_float != b_float:
+        return a if a_float else b
+    if a_float:
+        if a.itemsize != b.itemsize:
+            return a if a.itemsize > b.itemsize else b
+        return _F32 if a.itemsize == 2 else _BF16  # same width, different formats
+    a_signed, b_signed = bool(np.issubdtype(a, np.signedinteger)), bool(np.issubdtype(b, np.signedinteger))
+    if a_signed == b_signed:
+        return a if a.itemsize >= b.itemsize else b
+    signed, unsigned = (a, b) if a_signed else (b, a)
+    return signed if signed.itemsize > unsigned.itemsize else _WIDER_SIGNED[unsigned.itemsize]
+
+
+def _binary_dtype(dtype: Any, x: Any, y: Any) -> Any:
+    """The dtype of ``nl.add(x, y)`` and friends: ``dtype`` when given, else the
+    promotion of the operands' dtypes."""
+    if dtype is not None:
+        return dtype
+    return _promote(_operand_dtype(x), _operand_dtype(y))
 
 
 def _values(operand: Any, role: str) -> Any:
@@ -146,7 +198,7 @@ def _binary(op: MathOp, x: Any, y: Any, dtype: Any = None) -> Any:
         shape = np.broadcast_shapes(np.shape(a), np.shape(b))
     except ValueError:
         fail("dst.shape", f"operand shapes {np.shape(a)} and {np.shape(b)} do not broadcast")
-    out = _new(tuple(shape), _result_dtype(dtype, x, y))
+    out = _new(tuple(shape), _binary_dtype(dtype, x, y))
     write(out, op.binary(a, b))
     return out
 

@@ -34,6 +34,7 @@ from functools import partial
 from itertools import product
 from typing import Any
 
+from nkigym_graph.ir.arguments import require_type
 from nkigym_graph.ir.dtypes import resolve_dtype
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import ScheduleError
@@ -96,6 +97,9 @@ class EmitOptions:
         if unknown:
             known = ", ".join(sorted(cls.__dataclass_fields__))
             raise NkiEmitError(f"unknown option(s) {sorted(unknown)} for the nki backend; options: {known}")
+        for flag in ("roll_loops", "fit_memory", "reorder"):
+            if flag in options:  # reorder="no" or roll_loops="False" would be truthy
+                require_type(options[flag], bool, flag, NkiEmitError, "True or False")
         dtype = options.get("dtype")
         if dtype is not None:  # the names tile takes (aliases and numpy dtypes too)
             options = {**options, "dtype": resolve_dtype(dtype, "dtype")}

@@ -53,3 +53,12 @@ def test_the_dtype_option_takes_tiles_names_and_refuses_others() -> None:
     assert ng.emit(program, backend="nki", dtype="fp32") == ng.emit(program, backend="nki", dtype=np.float32)
     with pytest.raises(ng.NkigymError, match="'int8' is not a supported dtype"):
         ng.emit(program, backend="nki", dtype="int8")
+
+
+@pytest.mark.parametrize("option", ["roll_loops", "fit_memory", "reorder"])
+@pytest.mark.parametrize("value", ["False", "no", 0, None])
+def test_flag_options_must_be_true_or_false(option: str, value: object) -> None:
+    """``roll_loops="False"`` emitted rolled loops (a non-empty string is truthy) and
+    ``reorder=0`` was taken as False: every flag was used by truthiness, unchecked."""
+    with pytest.raises(NkiEmitError, match=rf"{option} must be True or False, got"):
+        ng.emit(tiled_matmul(128, 128, 128), backend="nki", **{option: value})

@@ -263,3 +263,37 @@ def test_old_style_value_helpers() -> None:
     np.testing.assert_allclose(stats[:, 2], np.maximum(x, 0).mean(axis=1), rtol=1e-5)
     np.testing.assert_array_equal(flipped, x.T)
     np.testing.assert_allclose(plain, lhsT[:128].T @ rhs[:128], rtol=1e-4, atol=1e-4)
+
+
+PROMOTION = _kernel(
+    "x",
+    """
+i = nl.ndarray((x.shape[0], 8), dtype=nl.int32, buffer=nl.sbuf)
+nisa.iota(i, [[1, 8]], offset=0)
+h = nl.full((x.shape[0], 8), 0.25, dtype=nl.float16)
+b = nl.full((x.shape[0], 8), 0.5, dtype=nl.bfloat16)
+u = nl.full((x.shape[0], 8), 3, dtype=nl.uint8)
+s = nl.full((x.shape[0], 8), -1, dtype=nl.int8)
+cases = [nl.add(i, h), i * 0.5, nl.add(h, b), h * 1.5, nl.add(u, s), nl.add(i, b, dtype=nl.int32)]
+outs = []
+for value in cases:
+    out = nl.ndarray(value.shape, dtype=value.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value)
+    outs.append(out)
+return tuple(outs)
+""",
+)
+
+
+def test_value_helpers_promote_dtypes_as_nki_documents() -> None:
+    """NKI's type promotion: (float, int) is the float, fp16 with bf16 is fp32, a Python
+    float is fp32, int8 with uint8 is int16. ``int32 + float16`` was int32 (0.25 lost)
+    and ``int32 * 0.5`` truncated to integers."""
+    int_f16, int_half, f16_bf16, f16_scalar, u8_i8, explicit = simulate(PROMOTION, _rand((4, 8)))
+    column = np.arange(8)
+    assert int_f16.dtype == np.float16 and np.array_equal(int_f16[0], column + 0.25)
+    assert int_half.dtype == np.float32 and np.array_equal(int_half[0], column * 0.5)
+    assert f16_bf16.dtype == np.float32 and np.all(f16_bf16 == 0.75)
+    assert f16_scalar.dtype == np.float32 and np.all(f16_scalar == 0.375)
+    assert u8_i8.dtype == np.int16 and np.all(u8_i8 == 2)
+    assert explicit.dtype == np.int32 and np.array_equal(explicit[0], column)  # dtype= wins

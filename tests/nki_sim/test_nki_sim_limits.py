@@ -153,3 +153,10 @@ def test_arguments_must_have_their_types(arguments: dict[str, object], message: 
 def test_a_simulator_names_its_profile_flag() -> None:
     with pytest.raises(NKISimulationError, match=r"\[argument\.value\].*profile must be True or False"):
         Simulator(_kernel(""), profile=None)  # type: ignore[arg-type]
+
+
+def test_the_time_limit_names_the_line_the_kernel_was_stopped_at() -> None:
+    """A timeout said ``kernel (line ?)``: the line of the endless loop was lost."""
+    error = _rule(_kernel("while True:\n    pass"), timeout=0.2)
+    assert error.rule == "limit.time" and error.line in (10, 11)
+    assert "(line ?)" not in str(error)

@@ -192,3 +192,41 @@ def split(x):
     first, second = simulate(source, x)
     np.testing.assert_array_equal(first, x[:, :2])
     np.testing.assert_array_equal(second, x[:, 2:])
+
+
+WRITES_ITS_INPUT = """
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def kernel(a):
+    t = nl.load(a)
+    o = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.activation(o, op=nl.exp, data=t)
+    nl.store(a, o)
+    return a
+"""
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_a_kernel_that_writes_an_argument_writes_the_callers_array(layout: str) -> None:
+    """Arguments are used in place; a Fortran-ordered array or a strided view ran as a
+    private copy, so the kernel's writes never reached the caller's array."""
+    base = np.zeros((128, 256), np.float32)
+    array = {"C": base[:, :128].copy(), "F": np.asfortranarray(base[:, :128]), "strided": base[:, ::2]}[
+        layout
+    ]
+    out = simulate(WRITES_ITS_INPUT, array)
+    assert np.all(out == 1.0) and np.all(array == 1.0)
+    if layout == "strided":
+        assert np.all(base[:, ::2] == 1.0) and np.all(base[:, 1::2] == 0.0)
+
+
+def test_a_lambda_is_refused_by_name() -> None:
+    """A lambda's source is the line around it: re-executed as the kernel, it failed with
+    an unrelated ``NameError`` (here: ``simulate`` is not defined)."""
+    with pytest.raises(NKISimulationError, match="a lambda cannot be a kernel") as caught:
+        simulate(lambda a: a, np.ones((4, 4), np.float32))
+    assert caught.value.rule == "kernel.source" and caught.value.line > 0

@@ -349,3 +349,74 @@ def test_timeline_draws_an_svg(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     path = _mixed(BF16).write_timeline(tmp_path / "kernel.svg")
     assert path.read_text().lstrip().startswith("<?xml")
+
+
+# -- what takes time: writes into PSUM, t[...] += u --------------------------------------
+def _psum_kernel(update: str, times: int) -> str:
+    return _kernel(
+        f"""
+at = nl.load(a[:, 0:128])
+bt = nl.load(a)
+acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+nisa.nc_matmul(acc, at, bt)
+for i in range({times}):
+    {update}
+o = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+nisa.tensor_copy(o, acc)
+out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+nl.store(out, o)
+return out
+"""
+    )
+
+
+@pytest.mark.parametrize("update", ["acc *= 0.5", "acc -= bt", "acc += bt", "acc[...] = bt"])
+def test_engine_writes_into_psum_take_engine_time(update: str) -> None:
+    """Only ``psum += <a matmul's PSUM result>`` folds into the Tensor Engine; ``psum *=
+    0.5`` and the like were priced at 0 ns, so 20 of them cost nothing."""
+    once, many = (profile(_psum_kernel(update, n), _a()) for n in (1, 20))
+    assert many.busy_ns["Vector"] > once.busy_ns["Vector"] + 19 * 400
+    assert many.total_ns > once.total_ns
+
+
+@pytest.mark.parametrize("spelling", ["acc += p", "acc[...] += p"])
+def test_accumulating_a_matmul_result_into_psum_stays_free(spelling: str) -> None:
+    body = f"""
+at = nl.load(a[:, 0:128])
+bt = nl.load(a)
+acc = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+for i in range(8):
+    p = nl.matmul(at, bt, transpose_x=True)
+    {spelling}
+out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+nl.store(out, nl.copy(acc))
+return out
+"""
+    prof = profile(_kernel(body), _a())
+    a = _a().astype(np.float64)
+    assert np.allclose(prof.outputs, 8 * (a[:, :128].T @ a), rtol=1e-5)
+    assert prof.busy_ns["Vector"] < 2000  # nl.zeros and nl.copy, not a copy per +=
+
+
+def test_subscripted_in_place_update_is_one_instruction() -> None:
+    """``t[...] += u`` is ``t += u`` (Python then stores t's own view back, which is no
+    instruction); it was priced as a second Vector pass."""
+    plain, subscripted = (
+        profile(
+            _kernel(
+                f"""
+t = nl.load(a)
+u = nl.load(a)
+for i in range(10):
+    {update}
+out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+nl.store(out, t)
+return out
+"""
+            ),
+            _a(),
+        )
+        for update in ("t += u", "t[...] += u")
+    )
+    assert subscripted.busy_ns == plain.busy_ns and subscripted.total_ns == plain.total_ns
+    assert np.array_equal(subscripted.outputs, plain.outputs)

@@ -183,8 +183,11 @@ class Recorder:
         read: list[Tensor] = []
         if name == "tensor assignment":
             target, key, value = bound.get("target"), bound.get("key"), bound.get("value")
-            if isinstance(target, Tensor):
-                written.append(target[key])
+            view = target[key] if isinstance(target, Tensor) else None
+            if view is not None and isinstance(value, Tensor) and _same_view(view, value):
+                return  # ``t[...] += u`` stores t's own view back: no instruction
+            if view is not None:
+                written.append(view)
             if isinstance(value, Tensor):
                 read.append(value)
         elif name.startswith("tensor ") and name.endswith("="):
@@ -235,7 +238,7 @@ class Recorder:
                 event.elements = read[0].shape[0]
                 event.dtype = dtype_name(read[0].dtype)
             return
-        if name.startswith("tensor ") and written and written[0].buffer.kind == "psum":
+        if _folded_accumulation(name, written, read):
             event.engine, event.free = PE, True
             return
         chosen = _engine_arg(bound)
@@ -286,6 +289,30 @@ def _contiguous_bytes(tensor: Tensor) -> int:
             break
         run *= n
     return run
+
+
+def _same_view(a: Tensor, b: Tensor) -> bool:
+    """Whether two views are the same elements of the same allocation."""
+    return (
+        a.storage is b.storage
+        and a.data.shape == b.data.shape
+        and a.data.strides == b.data.strides
+        and a.data.__array_interface__["data"] == b.data.__array_interface__["data"]
+    )
+
+
+def _folded_accumulation(name: str, written: list[Tensor], read: list[Tensor]) -> bool:
+    """``psum += product`` with a PSUM product (``acc += nl.matmul(...)``): the Tensor
+    Engine accumulates the matmul into ``acc``, so the ``+=`` itself takes no time. Other
+    writes to PSUM (``psum *= 2.0``, ``psum += sbuf_tile``, ``psum[...] = tile``) are
+    engine instructions like any other."""
+    return (
+        name == "tensor +="
+        and bool(written)
+        and written[0].buffer.kind == "psum"
+        and len(read) == 2
+        and read[1].buffer.kind == "psum"
+    )
 
 
 def _pe_transpose(bound: dict[str, Any], written: list[Tensor], read: list[Tensor]) -> bool:
