@@ -38,6 +38,14 @@ def on_chip(value: Any, role: str) -> Tensor:
     return tensor
 
 
+def in_hbm(value: Any, role: str) -> Tensor:
+    """A tensor in device memory (HBM)."""
+    tensor = tensor_arg(value, role)
+    if tensor.buffer.on_chip:
+        fail("operand.buffer", f"{role} must be in HBM, not {tensor.buffer.label}")
+    return tensor
+
+
 def layout(tensor: Tensor) -> tuple[int, int]:
     """``(partitions, elements per partition)``."""
     shape = tensor.shape

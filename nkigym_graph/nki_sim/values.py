@@ -27,6 +27,7 @@ from nkigym_graph.nki_sim.isa_move import dma_into
 from nkigym_graph.nki_sim.mathops import MATH_OPS, MathOp
 from nkigym_graph.nki_sim.operands import (
     as_f32,
+    in_hbm,
     number,
     on_chip,
     tensor_arg,
@@ -116,8 +117,8 @@ def _new(shape: tuple[int, ...], dtype: Any, buffer: Any = SBUF) -> Tensor:
 
 @instruction("nl.load")
 def load(src: Any, dtype: Any = None) -> Tensor:
-    """A new SBUF tile holding ``src`` (DMA)."""
-    source = tensor_arg(src, "src")
+    """A new SBUF tile holding ``src`` (DMA from HBM)."""
+    source = in_hbm(src, "src")
     out = _new(source.shape, source.dtype if dtype is None else dtype)
     uses(source)
     dma_into(out, source)
@@ -126,8 +127,8 @@ def load(src: Any, dtype: Any = None) -> Tensor:
 
 @instruction("nl.store")
 def store(dst: Any, value: Any) -> None:
-    """DMA ``value`` into ``dst``."""
-    out, source = tensor_arg(dst, "dst"), tensor_arg(value, "value")
+    """DMA ``value`` (on chip) into ``dst`` (in HBM)."""
+    out, source = in_hbm(dst, "dst"), on_chip(value, "value")
     uses(out, source)
     dma_into(out, source)
 

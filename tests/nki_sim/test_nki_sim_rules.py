@@ -92,6 +92,9 @@ CASES: list[tuple[str, str, str]] = [
     # operands
     ("operand.type", "nisa.memset", "nisa.memset(dst=3, value=0.0)  # BAD"),
     ("operand.buffer", "nisa.tensor_copy", "nisa.tensor_copy(dst=s, src=a)  # BAD"),
+    ("operand.buffer", "nl.store", "nl.store(s, w)  # BAD"),  # nl.store writes HBM
+    ("operand.buffer", "nl.store", "nl.store(out, a)  # BAD"),  # from on-chip memory
+    ("operand.buffer", "nl.load", "t = nl.load(s)  # BAD"),  # nl.load reads HBM
     ("operand.rank", "nisa.memset", "nisa.memset(dst=s[:, 0], value=0.0)  # BAD"),
     (
         "operand.readonly",
