@@ -180,3 +180,116 @@ def test_a_rule_broken_by_a_statement_of_the_text_names_its_line() -> None:
         ng.VerificationError, match=r"\[attributes\] .*: line 4: scale must be a finite number"
     ):
         parse_program(EXP.replace("EXTRA", ', scale=float("nan")'))
+
+
+CHAIN = """def f(lhs, rhs):
+    output = nkigym.ndarray((128, 128), dtype=np.float32)
+    tensor_0 = lhs[0:128, 0:128]
+    tensor_1 = rhs[0:128, 0:128]
+    tensor_2 = nkigym.nc_matmul(tensor_0, tensor_1)
+    tensor_3 = lhs[128:256, 0:128]
+    tensor_4 = rhs[128:256, 0:128]
+    tensor_2[0:128, 0:128] += nkigym.nc_matmul(tensor_3, tensor_4)
+    tensor_5 = lhs[256:384, 0:128]
+    tensor_6 = rhs[256:384, 0:128]
+    tensor_2[0:128, 0:128] += nkigym.nc_matmul(tensor_5, tensor_6)
+    output[0:128, 0:128] = tensor_2
+    return output
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line"),
+    [
+        ("(tensor_3, tensor_4)", "(tensor_3, tensor_4[0:128, 0:64])", 8),  # the only `+=` of its text
+        ("(tensor_5, tensor_6)", "(tensor_5, tensor_6[0:128, 0:64])", 11),  # one of two into tensor_2
+        (
+            "tensor_2[0:128, 0:128] += nkigym.nc_matmul(tensor_3",
+            "tensor_2[0:128, 0:256] += nkigym.nc_matmul(tensor_3",
+            8,
+        ),
+    ],
+)
+def test_a_rule_broken_by_an_accumulation_names_its_line(old: str, new: str, line: int) -> None:
+    """An accumulation (`t[...] += op(...)`) that breaks a rule is named by its line too,
+    also when several accumulations write the same tile."""
+    assert old in CHAIN
+    with pytest.raises(ng.VerificationError, match=rf"\+= .*`: line {line}: "):
+        parse_program(CHAIN.replace(old, new))
+
+
+def test_returning_an_undefined_name_names_the_line() -> None:
+    with pytest.raises(ParseError, match="returns `outptu`, which is not defined") as info:
+        parse_program(CHAIN.replace("return output", "return outptu"))
+    assert info.value.line == 13
+
+
+def test_an_accumulation_written_bare_names_its_line() -> None:
+    """`t += op(...)` prints as `t[0:128, 0:128] += op(...)`: its line is found all the same."""
+    text = CHAIN.replace(
+        "    tensor_2 = nkigym.nc_matmul(tensor_0, tensor_1)\n",
+        "    tensor_2 += nkigym.nc_matmul(tensor_0, tensor_1)\n",
+    )
+    with pytest.raises(ng.VerificationError, match=r"\[read_before_write\] .*`: line 5: "):
+        parse_program(text)
+
+
+@pytest.mark.parametrize("value", ["[1]", "{1: 2}", "{1}"])
+def test_an_attribute_that_is_a_list_dict_or_set_is_a_parse_error_on_its_line(value: str) -> None:
+    with pytest.raises(ParseError, match=r"expected a number or a string, got the (list|dict|set)") as info:
+        parse_program(EXP.replace("EXTRA", f", scale={value}"))
+    assert info.value.line == 4
+
+
+def test_a_shape_for_a_name_that_is_not_a_parameter_is_refused() -> None:
+    """A misspelt name in ``shapes=`` is not silently ignored (``dtype=`` refuses one too)."""
+    with pytest.raises(ParseError, match=r"shapes: 'aa' is not a parameter \(parameters: a\)"):
+        parse_program(EXP.replace("EXTRA", ""), shapes={"aa": (256, 128)})
+    assert parse_program(EXP.replace("EXTRA", ""), shapes={"a": (256, 128)}).parameter("a").shape == (
+        256,
+        128,
+    )
+
+
+def test_a_tensor_given_as_a_keyword_says_how_to_write_it() -> None:
+    """`activation(x, op=..., bias=column)` is the Python API's spelling; the text takes the
+    column positionally, and the error says so on its line."""
+    text = EXP.replace("EXTRA", "").replace(
+        'u = nkigym.activation(t, op="exp")',
+        'c = nkigym.tensor_reduce(t, op="max")\n    u = nkigym.activation(t, op="exp", bias=c)',
+    )
+    with pytest.raises(
+        ParseError, match=r"`bias=c` passes a tensor as a keyword.*`nkigym.activation\(t, c, \.\.\.\)`"
+    ) as info:
+        parse_program(text)
+    assert info.value.line == 5
+    fixed = text.replace('nkigym.activation(t, op="exp", bias=c)', 'nkigym.activation(t, c, op="exp")')
+    assert len(parse_program(fixed)) == 5
+
+
+def test_lines_count_from_the_first_line_of_the_text_leading_blank_lines_included() -> None:
+    text = "\n\ndef f(a):\n    t = nkigym.frobnicate(a[0:128, 0:128])\n    return t\n"
+    with pytest.raises(ParseError, match="unknown op `frobnicate`") as info:
+        parse_program(text)
+    assert info.value.line == 4
+
+
+def test_an_error_in_a_program_file_names_the_files_line(tmp_path) -> None:
+    """The header is the file's line 1: a statement's error names its line in the file."""
+    path = tmp_path / "p.nkg"
+    ng.write_program(parse_program(CHAIN), path)
+    lines = path.read_text().splitlines()
+    bad = next(
+        i
+        for i, line in enumerate(lines)
+        if "tensor_3 = nkigym.nc_matmul" in line or "(tensor_3, tensor_4)" in line
+    )
+    lines[bad] = lines[bad].replace("tensor_4)", "tensor_4[0:128, 0:64])")
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ng.VerificationError, match=rf"`: line {bad + 1}: nc_matmul produces"):
+        ng.read_program(path)
+    lines[bad] = lines[bad].replace("nkigym.nc_matmul", "nkigym.frobnicate")
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ParseError, match="unknown op") as info:
+        ng.read_program(path)
+    assert info.value.line == bad + 1

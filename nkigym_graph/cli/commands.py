@@ -24,8 +24,10 @@ from nkigym_graph.cli.kernel_process import run_kernel
 from nkigym_graph.cli.kernel_signature import shapes_for_kernel
 from nkigym_graph.cli.listing import op_lines
 from nkigym_graph.ir.dtypes import resolve_dtype
+from nkigym_graph.nki_sim.dtypes import to_dtype
 from nkigym_graph.numeric.compare import errors, magnitude
 from nkigym_graph.plugin.manager import plugin_sources
+from nkigym_graph.search.confirm import KERNEL_DTYPE_FOR, KERNEL_RTOL
 from nkigym_graph.text import dumps_program, read_program, write_program
 
 
@@ -120,22 +122,50 @@ def simulate(args: argparse.Namespace) -> int:
     shapes = shapes_for_kernel(kernel, shapes)
     rng = np.random.default_rng(args.seed)
     inputs = {name: rng.standard_normal(shape).astype(np.float32) for name, shape in shapes.items()}
-    job = {"mode": "simulate", "target": program.target.name if program is not None else "trn2"}
+    job: dict[str, object] = {
+        "mode": "simulate",
+        "target": program.target.name if program is not None else "trn2",
+    }
+    if program is not None:  # the kernel reads each parameter in its dtype, as search's check does
+        kernel_dtypes = {p.name: KERNEL_DTYPE_FOR.get(p.dtype, p.dtype) for p in program.params}
+        job["dtypes"] = [kernel_dtypes.get(name, "float32") for name in inputs]
+        inputs = {name: _rounded(array, kernel_dtypes.get(name, "float32")) for name, array in inputs.items()}
     run = run_kernel(kernel, inputs, cpu_seconds=args.cpu_seconds, memory_mb=args.memory_mb, job=job)
-    result = run.outputs[0]
-    print(f"simulated {kernel}: output {tuple(result.shape)} {run.dtypes[0]}; {run.report}")
+    described = ", ".join(f"{tuple(r.shape)} {d}" for r, d in zip(run.outputs, run.dtypes, strict=True))
+    print(f"simulated {kernel}: output{'s' if len(run.outputs) > 1 else ''} {described}; {run.report}")
     if program is None:
-        finite = bool(np.isfinite(np.asarray(result, dtype=np.float64)).all())
+        finite = all(bool(np.isfinite(np.asarray(r, dtype=np.float64)).all()) for r in run.outputs)
         print("no reference program given (--program): checked only that every output is finite:", finite)
         return 0 if finite else 1
     expected = ng.interpret(program, **inputs)
-    if np.shape(expected) != result.shape:
-        print(f"MISMATCH: the kernel returned shape {tuple(result.shape)}, the program {np.shape(expected)}")
+    wanted = list(expected) if isinstance(expected, tuple) else [expected]
+    if len(run.outputs) != len(wanted):
+        print(f"MISMATCH: the kernel returned {len(run.outputs)} output(s), the program {len(wanted)}")
         return 1
-    error = float(errors(result, expected).max(initial=0.0))  # equal infs and nans agree
-    ok = error <= 1e-4 * (magnitude(expected) or 1.0) + 1e-5
-    print(f"max |simulated - interpreted| = {error:.3e} ({'ok' if ok else 'MISMATCH'})")
-    return 0 if ok else 1
+    agree = True
+    for index, (result, want, dtype) in enumerate(zip(run.outputs, wanted, run.dtypes, strict=True)):
+        which = f"output {index}: " if len(wanted) > 1 else ""
+        if np.shape(want) != result.shape:
+            got_shape, want_shape = tuple(result.shape), np.shape(want)
+            print(f"MISMATCH: {which}the kernel returned shape {got_shape}, the program {want_shape}")
+            agree = False
+            continue
+        error = float(errors(result, want).max(initial=0.0))  # equal infs and nans agree
+        size = magnitude(want)
+        if dtype == "float32":
+            ok = error <= 1e-4 * (size or 1.0) + 1e-5
+        else:  # a narrower output rounds every result to it: the tolerance of search's check
+            ok = error <= KERNEL_RTOL.get(dtype, 2.0**-4) * max(size, 1.0)
+        print(f"{which}max |simulated - interpreted| = {error:.3e} ({'ok' if ok else 'MISMATCH'})")
+        agree = agree and ok
+    return 0 if agree else 1
+
+
+def _rounded(array: np.ndarray, dtype: str) -> np.ndarray:
+    """``array`` (float32) rounded to ``dtype`` and held as float32 again: the values the
+    kernel reads (the child casts them back to ``dtype``, exactly)."""
+    storage = to_dtype(dtype)
+    return array if storage is None else array.astype(storage).astype(np.float32)
 
 
 def check_netlist(args: argparse.Namespace) -> int:

@@ -2,8 +2,9 @@
 what it returned.
 
 ``python -m nkigym_graph.cli.kernel_child WORKDIR KERNEL.py`` reads ``inputs.npz`` and
-``job.json`` from WORKDIR. A ``simulate`` job simulates the kernel on the inputs, on the
-job's ``target`` (default trn2), and writes ``outputs.npz`` (as float32) and
+``job.json`` from WORKDIR. A ``simulate`` job simulates the kernel on the inputs (cast
+to the job's ``dtypes``, one per input, if it has them), on the job's ``target`` (default
+trn2), and writes ``outputs.npz`` (as float32) and
 ``result.json`` (the report, the outputs' dtypes, or the error); a ``profile`` job casts
 the inputs to the job's ``dtype``, profiles the kernel on ``target``, writes the
 ``trace`` and ``timeline`` files asked for and records the profile's summary as the
@@ -32,6 +33,10 @@ def run(workdir: Path, kernel: Path) -> dict[str, Any]:
         job = json.loads((workdir / "job.json").read_text())
         if job["mode"] == "profile":
             return _profile(kernel, inputs, job)
+        if job.get("dtypes"):  # each input in the dtype its parameter has
+            from nkigym_graph.nki_sim.dtypes import to_dtype
+
+            inputs = [a.astype(to_dtype(d) or a.dtype) for a, d in zip(inputs, job["dtypes"], strict=True)]
         outputs, report = simulate(kernel.read_text(), *inputs, target=job.get("target", "trn2"), report=True)
         arrays = list(outputs) if isinstance(outputs, tuple | list) else [outputs]
         if not arrays or not all(isinstance(a, np.ndarray) for a in arrays):

@@ -85,7 +85,10 @@ def _check_weight(spec: WeightSpec, tile_w: int, seen: set[str]) -> np.ndarray:
     if name in seen:
         raise StitchError(f"duplicate weight name {name!r}")
     seen.add(name)
-    array = np.asarray(spec.array)
+    try:
+        array = np.asarray(spec.array)
+    except (TypeError, ValueError) as exc:  # e.g. ragged nested lists
+        raise StitchError(f"weight {name!r} is not an array: {exc}") from exc
     if array.ndim != 2 or 0 in array.shape:
         raise StitchError(f"weight {name!r} must be a non-empty 2-D [K, N] array, got shape {array.shape}")
     if array.dtype.kind in "OSUMm" or array.dtype.names is not None:
@@ -100,9 +103,12 @@ def _check_weight(spec: WeightSpec, tile_w: int, seen: set[str]) -> np.ndarray:
 def _common_dtype(names: list[str], arrays: list[np.ndarray], dtype: npt.DTypeLike | None) -> np.dtype[Any]:
     if dtype is not None:
         try:
-            return np.dtype(dtype)
+            chosen = np.dtype(dtype)
         except TypeError as exc:
             raise StitchError(f"dtype {dtype!r} is not a numpy dtype") from exc
+        if chosen.kind in "OSUMmV":
+            raise StitchError(f"dtype {dtype!r} is not a numeric dtype")
+        return chosen
     for name, array in zip(names[1:], arrays[1:], strict=True):
         if array.dtype != arrays[0].dtype:
             raise StitchError(

@@ -72,6 +72,7 @@ def loads_program(text: str) -> Program:
         except DtypeError as err:
             raise ParseError(str(err), 1, 1) from None
     target = fields.get("target", "trn2")
+    rest = "\n" + rest  # the header is the file's line 1: errors name the file's lines
     if fields.get("fragment") == "1":
         return parse_fragment(rest, shapes, dtype=dtypes, target=target)
     return parse_program(rest, shapes, dtype=dtypes, target=target)

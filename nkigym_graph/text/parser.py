@@ -176,6 +176,8 @@ class _Builder:
     pending: list[_Pending] = field(default_factory=list)
     allocated: set[str] = field(default_factory=set)
     defined: set[str] = field(default_factory=set)
+    returned: list[ast.Name] = field(default_factory=list)
+    """The names of the `return` statement, as written."""
 
     # -- statements -------------------------------------------------------------------
     def statement(self, node: ast.stmt) -> None:
@@ -297,6 +299,18 @@ class _Builder:
                 raise _error("`**kwargs` is not supported", kw)
             if kw.arg in attrs:
                 raise _error(f"{kw.arg} given twice", kw)
+            value = kw.value
+            known = isinstance(value, ast.Name) and value.id in self.defined | self.allocated | set(
+                self.params
+            )
+            if isinstance(value, ast.Subscript) or known:  # `bias=tile`: the Python API's spelling
+                tensor = ast.unparse(value)
+                written = ", ".join([*(ast.unparse(a) for a in args[:n_reads]), tensor])
+                raise _error(
+                    f"`{kw.arg}={tensor}` passes a tensor as a keyword; a tensor operand is written "
+                    f"positionally after the input(s): `nkigym.{self._call_name(call)}({written}, ...)`",
+                    kw,
+                )
             attrs[kw.arg] = self._literal(kw.value)
         return reads, make_attrs(**attrs)
 
@@ -335,6 +349,12 @@ class _Builder:
             if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
                 return expr.attr  # np.float32 -> "float32", nl.exp -> "exp"
             raise _error(f"expected a literal, got `{ast.unparse(expr)}`", expr) from None
+        try:
+            hash(value)
+        except TypeError:  # a list, dict or set: no attribute takes one
+            raise _error(
+                f"expected a number or a string, got the {type(value).__name__} `{ast.unparse(expr)}`", expr
+            ) from None
         return value
 
     def _dtype(self, expr: ast.expr) -> str:
@@ -347,14 +367,20 @@ class _Builder:
     def returns(self, node: ast.Return) -> tuple[str, ...]:
         value = node.value
         if isinstance(value, ast.Name):
-            return (value.id,)
-        if isinstance(value, ast.Tuple) and all(isinstance(e, ast.Name) for e in value.elts):
-            return tuple(e.id for e in value.elts if isinstance(e, ast.Name))
-        raise _error("expected `return <tensor>`", node)
+            names = [value]
+        elif isinstance(value, ast.Tuple) and all(isinstance(e, ast.Name) for e in value.elts):
+            names = [e for e in value.elts if isinstance(e, ast.Name)]
+        else:
+            raise _error("expected `return <tensor>`", node)
+        self.returned = names
+        return tuple(name.id for name in names)
 
     # -- resolution -------------------------------------------------------------------
     def build(self, name: str, returns: tuple[str, ...], *, dtype: Dtypes, target: Target | str) -> Program:
         external_space = self._external_inputs()
+        for ret in self.returned:
+            if not (ret.id in self.defined or ret.id in self.params or ret.id in self.allocated):
+                raise _error(f"returns `{ret.id}`, which is not defined", ret)
         dtype_of = dtype_chooser(dtype, names=list(external_space))  # the parameters first
         param_shapes = self._infer_shapes(external_space)
         params = [Param(p, param_shapes[p], dtype_of(p)) for p in self.params]
@@ -419,14 +445,24 @@ class _Builder:
         text writes that destination (else ``err`` as it is)."""
         if not err.statement:
             return err
-        target = err.statement.partition(" = ")[0].removesuffix(" +")
-        lines = {
-            getattr(item.node, "lineno", 0)
+        # `t[...] += op(...)` (an accumulation) or `t = ...`: the destination as written
+        separator = " += " if " += " in err.statement else " = "
+        target = err.statement.partition(separator)[0]
+        written = [
+            (
+                item.node,
+                ast.unparse(item.node.targets[0] if isinstance(item.node, ast.Assign) else item.node.target),
+            )
             for item in self.pending
             if isinstance(item.node, ast.Assign | ast.AugAssign)
-            and ast.unparse(item.node.targets[0] if isinstance(item.node, ast.Assign) else item.node.target)
-            == target
-        }
+        ]
+        exact = [node for node, dst in written if dst == target]
+        if len(exact) > 1:  # e.g. a chain of accumulations into one tile
+            exact = [node for node in exact if ast.unparse(node) == err.statement]
+        # none: the destination may be written bare (`t += ...`), printed with slices (`t[0:128, 0:128]`)
+        var, kind = target.partition("[")[0], ast.AugAssign if separator == " += " else ast.Assign
+        candidates = exact or [node for node, dst in written if dst == var and isinstance(node, kind)]
+        lines = {getattr(node, "lineno", 0) for node in candidates}
         if len(lines) != 1:
             return err
         message = str(err.args[0]).removeprefix(f"[{err.rule}] statement `{err.statement}`: ")
@@ -450,6 +486,13 @@ class _Builder:
         return found
 
     def _infer_shapes(self, external: Mapping[str, str]) -> dict[str, tuple[int, ...]]:
+        unknown = sorted(set(self.shapes) - set(self.params)) if not self.fragment else []
+        if unknown:  # a misspelt name would otherwise be ignored, its shape inferred
+            names = ", ".join(repr(name) for name in unknown)
+            raise ParseError(
+                f"shapes: {names} {'is not a parameter' if len(unknown) == 1 else 'are not parameters'} "
+                f"(parameters: {', '.join(self.params) or 'none'})"
+            )
         shapes = {k: tuple(int(n) for n in v) for k, v in self.shapes.items()}
         extents: dict[str, list[int]] = {}
         for item in self.pending:

@@ -37,7 +37,7 @@ def read_module(text: Any) -> ast.Module:
             f"the text is not valid Unicode ({err.reason}: {text[err.start]!r})", line, column
         ) from None
     try:
-        return ast.parse(textwrap.dedent(text).strip("\n") + "\n")
+        return ast.parse(textwrap.dedent(text))  # leading blank lines kept: lines count from the text's first
     except SyntaxError as err:
         raise ParseError(err.msg, err.lineno or 0, err.offset or 0) from None
     except ValueError as err:

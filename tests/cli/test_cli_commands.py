@@ -239,6 +239,54 @@ def test_simulate_reports_a_mismatch(program_file: Path, tmp_path: Path, capsys)
     assert "MISMATCH" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+def test_simulate_checks_a_narrow_dtype_program_as_search_does(
+    kernels: Path, tmp_path: Path, capsys, dtype
+) -> None:
+    """A bf16 or fp16 program's kernel reads its inputs in that dtype and is compared with the
+    tolerance of search's check: a correct kernel is ok, a different one still a mismatch."""
+    program, kernel = tmp_path / "p.nkg", tmp_path / "kernel.py"
+    shapes = ["--shape", "a=512x256", "--shape", "b=512x256", "--dtype", dtype]
+    assert main(["tile", f"{kernels}:matmul_tanh", *shapes, "-o", str(program)]) == 0
+    assert main(["emit", str(program), "-o", str(kernel)]) == 0
+    capsys.readouterr()
+    assert main(["simulate", str(kernel), "--program", str(program)]) == 0
+    out = capsys.readouterr().out
+    assert "(ok)" in out and "peak SBUF 512/" in out  # 2-byte input tiles: the dtype reached the kernel
+    other = tmp_path / "other.nkg"
+    other.write_text(program.read_text().replace('op="tanh"', 'op="sigmoid"'))
+    assert main(["simulate", str(kernel), "--program", str(other)]) == 1
+    assert "MISMATCH" in capsys.readouterr().out
+
+
+TWO_OUTPUTS = """def two(a, b):
+    out1 = nkigym.ndarray((128, 128), dtype=np.float32)
+    out2 = nkigym.ndarray((128, 256), dtype=np.float32)
+    tensor_0 = a[0:128, 0:128]
+    tensor_1 = b[0:128, 0:256]
+    tensor_2 = nkigym.nc_matmul(tensor_0, tensor_1)
+    tensor_3 = nkigym.activation(tensor_0, op="exp")
+    out1[0:128, 0:128] = tensor_3
+    out2[0:128, 0:256] = tensor_2
+    return out1, out2
+"""
+
+
+def test_simulate_checks_every_output_of_a_program_returning_several(tmp_path: Path, capsys) -> None:
+    program, kernel = tmp_path / "two.nkg", tmp_path / "kernel.py"
+    ng.write_program(ng.parse_program(TWO_OUTPUTS), program)
+    assert main(["emit", str(program), "-o", str(kernel)]) == 0
+    capsys.readouterr()
+    assert main(["simulate", str(kernel), "--program", str(program)]) == 0
+    out = capsys.readouterr().out
+    assert "outputs (128, 128) float32, (128, 256) float32" in out
+    assert "output 0: max |simulated - interpreted|" in out and "output 1: max" in out
+    other = tmp_path / "other.nkg"
+    other.write_text(program.read_text().replace('op="exp"', 'op="tanh"'))
+    assert main(["simulate", str(kernel), "--program", str(other)]) == 1
+    assert "output 0: max |simulated - interpreted|" in capsys.readouterr().out
+
+
 def _overflowing(x):
     return ng.activation(ng.tensor_scalar(x, 1000.0, op="multiply"), op="exp")
 

@@ -204,3 +204,14 @@ def test_metadata_rejects_shape_not_in_tiles() -> None:
             shard_shape=None,
             dtype="float32",
         )
+
+
+def test_a_ragged_weight_is_a_stitch_error_naming_it() -> None:
+    with pytest.raises(StitchError, match="weight 'a' is not an array"):
+        stitch_weights({"a": [[1.0, 2.0], [3.0]]})
+
+
+@pytest.mark.parametrize("dtype", [object, "U8", "datetime64[s]"])
+def test_a_non_numeric_dtype_to_cast_to_is_refused(dtype: Any) -> None:
+    with pytest.raises(StitchError, match="is not a numeric dtype"):
+        stitch_weights({"a": _w(4, 32)}, dtype=dtype)
