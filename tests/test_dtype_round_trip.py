@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import nkigym_graph as nkigym
@@ -36,6 +38,23 @@ def test_a_header_dtype_nope_is_refused() -> None:
         ParseError, match=r"line 1, column 1: header, parameter 'b': 'nope' is not a supported"
     ):
         loads_program(bad)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda h: h + " junk=1", "unknown header field 'junk' (the fields are target, params, fragment)"),
+        (lambda h: h + " target=trn2", "header field 'target' given twice"),
+        (lambda h: h.replace("params=", "params=a:1x1:float32,"), "parameter 'a' is listed twice"),
+        (lambda h: h + " oops", "the header has 'oops', which is not a name=value field"),
+        (lambda h: h + " fragment=yes", "header field fragment='yes': write fragment=1 or leave it out"),
+    ],
+)
+def test_a_header_with_a_field_it_cannot_read_is_refused(edit, message) -> None:  # type: ignore[no-untyped-def]
+    """Unknown, repeated or stray header fields used to be ignored (a typo went unnoticed)."""
+    header, _, body = dumps_program(nkigym.tile(matmul, {"a": (128, 128), "b": (128, 128)})).partition("\n")
+    with pytest.raises(ParseError, match=r"line 1, column 1: " + re.escape(message)):
+        loads_program(edit(header) + "\n" + body)
 
 
 def test_mixed_parameter_dtypes_round_trip_through_files(tmp_path) -> None:

@@ -34,7 +34,13 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     from nkigym_graph import __version__
-    from nkigym_graph.cli.inputs import non_negative_int, output_file, positive_int, positive_seconds
+    from nkigym_graph.cli.inputs import (
+        kernel_dtype,
+        non_negative_int,
+        output_file,
+        positive_int,
+        positive_seconds,
+    )
     from nkigym_graph.cli.kernel_process import add_limit_arguments
     from nkigym_graph.ir.dtypes import ALIASES, choices
     from nkigym_graph.plugin.transforms import DEFAULT_PIPELINE
@@ -112,6 +118,11 @@ def _parser() -> argparse.ArgumentParser:
         "--df",
         help="buda: data format of queues and op data: Bfp8_b, Float16_b, Float16 or Float32 "
         "(default: the program's dtype)",
+    )
+    p.add_argument(
+        "--dtype",
+        type=kernel_dtype,
+        help="nki: the kernel's dtype (default: the program's; a float64 program needs one, e.g. fp32)",
     )
     p.add_argument("-o", "--output", type=output_file)
     p.set_defaults(run=commands.emit)

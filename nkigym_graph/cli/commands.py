@@ -101,6 +101,8 @@ def emit(args: argparse.Namespace) -> int:
     options = {"arch": args.arch} if args.arch else {}
     if args.df:
         options["df"] = args.df
+    if args.dtype:
+        options["dtype"] = args.dtype
     artifact = ng.emit_artifact(program, backend=args.backend, **options)
     if args.output:
         write_text(args.output, artifact.text)

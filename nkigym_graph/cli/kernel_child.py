@@ -6,7 +6,7 @@ what it returned.
 to the job's ``dtypes``, one per input, if it has them), on the job's ``target`` (default
 trn2), and writes ``outputs.npz`` (as float32) and
 ``result.json`` (the report, the outputs' dtypes, or the error); a ``profile`` job casts
-the inputs to the job's ``dtype``, profiles the kernel on ``target``, writes the
+each input to its dtype in the job's ``dtypes``, profiles the kernel on ``target``, writes the
 ``trace`` and ``timeline`` files asked for and records the profile's summary as the
 report. Everything the kernel raises, including ``SystemExit``, is recorded, never
 passed on; the parent (``kernel_process``) sets the resource limits and reads the result.
@@ -57,8 +57,10 @@ def _profile(kernel: Path, inputs: list[np.ndarray], job: dict[str, Any]) -> dic
     from nkigym_graph.nki_sim import profile
     from nkigym_graph.nki_sim.dtypes import to_dtype
 
-    dtype = to_dtype(job["dtype"])
-    prof = profile(kernel.read_text(), *[a.astype(dtype) for a in inputs], target=job["target"])
+    dtypes = [to_dtype(name) for name in job["dtypes"]]
+    prof = profile(
+        kernel.read_text(), *[a.astype(d) for a, d in zip(inputs, dtypes, strict=True)], target=job["target"]
+    )
     lines = [prof.summary()]
     if job.get("trace"):
         lines.append(f"trace: {prof.write_trace(job['trace'])} (open in ui.perfetto.dev or chrome://tracing)")

@@ -72,7 +72,7 @@ def run_kernel(
     """Simulate ``kernel`` on ``inputs`` in a limited child process.
 
     ``job`` says what the child does (see ``kernel_child``): ``{"mode": "simulate",
-    "target": ...}`` (the default, on trn2), or ``{"mode": "profile", "dtype": ...,
+    "target": ..., "dtypes": [...]}`` (the default, on trn2), or ``{"mode": "profile", "dtypes": [...],
     "target": ..., "trace": path or None, "timeline": path or None}``.
     """
     wall = 2 * cpu_seconds + 30

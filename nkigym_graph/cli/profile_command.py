@@ -22,6 +22,8 @@ from nkigym_graph.cli.inputs import (
 from nkigym_graph.cli.kernel_process import add_limit_arguments, run_kernel
 from nkigym_graph.cli.kernel_signature import shapes_for_kernel
 from nkigym_graph.plugin.registry import get_target
+from nkigym_graph.search.confirm import KERNEL_DTYPE_FOR
+from nkigym_graph.text import read_program
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -36,12 +38,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("kernel", metavar="KERNEL.py")
     p.add_argument("--shape", action="append", metavar="NAME=DIMxDIM", help="a parameter's shape (repeat)")
     p.add_argument(
+        "--program",
+        metavar="PROGRAM.nkg",
+        help="the program the kernel was emitted from: each input gets its parameter's shape and dtype, "
+        "and the target is the program's",
+    )
+    p.add_argument(
         "--dtype",
         type=kernel_dtype,
-        default="float32",
-        help="input dtype: float32 (default), bfloat16, float8_e4m3, ... or an alias (bf16, fp32, ...)",
+        help="every input's dtype: float32 (default without --program), bfloat16, float8_e4m3, ... "
+        "or an alias (bf16, fp32, ...)",
     )
-    p.add_argument("--target", default="trn2")
+    p.add_argument("--target", help="trn2 (default without --program)")
     p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument(
         "--trace",
@@ -61,16 +69,27 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     kernel = existing_file(args.kernel)
+    program = read_program(existing_file(args.program)) if args.program else None
     shapes = parse_shapes(args.shape)
+    if program is not None:
+        shapes = {p.name: tuple(p.shape) for p in program.params} | shapes
     if not shapes:
-        raise UsageError("give the kernel's input shapes with --shape NAME=DIMxDIM, one per parameter")
+        raise UsageError(
+            "give the kernel's input shapes with --shape NAME=DIMxDIM, one per parameter, or --program FILE"
+        )
     shapes = shapes_for_kernel(kernel, shapes)
     rng = np.random.default_rng(args.seed)
     inputs = {name: rng.standard_normal(shape) for name, shape in shapes.items()}  # cast in the child
+    kernel_dtypes = (
+        {p.name: KERNEL_DTYPE_FOR.get(p.dtype, p.dtype) for p in program.params}
+        if program is not None
+        else {}
+    )
+    target = args.target or (program.target.name if program is not None else "trn2")
     job = {
         "mode": "profile",
-        "dtype": args.dtype,
-        "target": get_target(args.target).name,
+        "dtypes": [args.dtype or kernel_dtypes.get(name, "float32") for name in inputs],
+        "target": get_target(target).name,
         "trace": str(Path(args.trace).resolve()) if args.trace else None,
         "timeline": str(Path(args.timeline).resolve()) if args.timeline else None,
     }

@@ -22,6 +22,7 @@ from nkigym_graph.text.parser import parse_fragment, parse_program
 from nkigym_graph.text.source import require_text
 
 HEADER = "# nkigym-graph program:"
+HEADER_FIELDS = ("target", "params", "fragment")
 _FIELD = re.compile(r"(\w+)=(\S*)")
 
 
@@ -58,7 +59,7 @@ def loads_program(text: str) -> Program:
     first, _, rest = require_text(text).partition("\n")
     if not first.startswith(HEADER):
         return parse_program(text)
-    fields = dict(_FIELD.findall(first[len(HEADER) :]))
+    fields = _header_fields(first[len(HEADER) :])
     shapes: dict[str, tuple[int, ...]] = {}
     dtypes: dict[str, str] = {}
     for item in filter(None, fields.get("params", "").split(",")):
@@ -67,6 +68,8 @@ def loads_program(text: str) -> Program:
             shapes[name] = tuple(int(n) for n in shape.split("x"))
         except ValueError:
             raise ParseError(f"malformed parameter {item!r} in the header", 1, 1) from None
+        if name in dtypes:
+            raise ParseError(f"parameter {name!r} is listed twice in the header", 1, 1)
         try:
             dtypes[name] = resolve_dtype(dtype, f"header, parameter {name!r}")
         except DtypeError as err:
@@ -76,6 +79,29 @@ def loads_program(text: str) -> Program:
     if fields.get("fragment") == "1":
         return parse_fragment(rest, shapes, dtype=dtypes, target=target)
     return parse_program(rest, shapes, dtype=dtypes, target=target)
+
+
+def _header_fields(text: str) -> dict[str, str]:
+    """The header's ``name=value`` fields; an unknown or repeated field, or words that are
+    no field, are a ``ParseError`` on line 1 (a typo would otherwise be ignored)."""
+    found = _FIELD.findall(text)
+    stray = _FIELD.sub("", text).split()
+    if stray:
+        raise ParseError(f"the header has {stray[0]!r}, which is not a name=value field", 1, 1)
+    fields: dict[str, str] = {}
+    for name, value in found:
+        if name not in HEADER_FIELDS:
+            raise ParseError(
+                f"unknown header field {name!r} (the fields are {', '.join(HEADER_FIELDS)})", 1, 1
+            )
+        if name in fields:
+            raise ParseError(f"header field {name!r} given twice", 1, 1)
+        fields[name] = value
+    if fields.get("fragment", "1") != "1":
+        raise ParseError(
+            f"header field fragment={fields['fragment']!r}: write fragment=1 or leave it out", 1, 1
+        )
+    return fields
 
 
 def read_program(path: str | os.PathLike[str]) -> Program:

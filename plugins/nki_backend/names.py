@@ -75,7 +75,7 @@ def nki_dtype(name: str, what: str) -> str:
         raise NkiEmitError(
             f"{what} has dtype {name}, which NKI does not support "
             f"(supported: {', '.join(sorted(NKI_ITEMSIZE))}); tile the function with one of "
-            "these or pass emit(..., dtype='float32')"
+            "these or pass emit(..., dtype='float32') (on the command line, emit --dtype fp32)"
         )
     return name
 

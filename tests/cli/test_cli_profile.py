@@ -73,3 +73,35 @@ def test_profile_usage_errors(
     kernel = _kernel(tmp_path)
     assert main(["profile", str(kernel), *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_profile_with_the_program_takes_its_shapes_and_dtypes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bf16 kernel profiled without ``--dtype`` was timed on fp32 inputs (and its MFU
+    taken against the fp32 peak); ``--program`` gives each input its parameter's dtype."""
+
+    def matmul(a: object, b: object) -> object:
+        return ng.nc_matmul(a, b)
+
+    program = ng.saturate(ng.tile(matmul, {"a": (256, 256), "b": (256, 512)}, dtype="bfloat16"))
+    ng.write_program(program, tmp_path / "p.nkg")
+    kernel = tmp_path / "kernel.py"
+    kernel.write_text(ng.emit(program, backend="nki"))
+    assert main(["profile", str(kernel), "--program", str(tmp_path / "p.nkg")]) == 0
+    assert "(bfloat16)" in capsys.readouterr().out
+    assert main(["profile", str(kernel), "--program", str(tmp_path / "p.nkg"), "--dtype", "fp32"]) == 0
+    assert "(float32)" in capsys.readouterr().out  # --dtype still chooses
+
+
+def test_emit_takes_the_kernels_dtype(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A float64 program needs ``emit(..., dtype=...)``: the command line has ``--dtype``."""
+
+    def matmul(a: object, b: object) -> object:
+        return ng.nc_matmul(a, b)
+
+    ng.write_program(ng.tile(matmul, {"a": (128, 128), "b": (128, 128)}, dtype="float64"), tmp_path / "p.nkg")
+    assert main(["emit", str(tmp_path / "p.nkg"), "-o", str(tmp_path / "k.py")]) != 0
+    assert "dtype" in capsys.readouterr().err
+    assert main(["emit", str(tmp_path / "p.nkg"), "--dtype", "fp32", "-o", str(tmp_path / "k.py")]) == 0
+    assert "float32" in (tmp_path / "k.py").read_text()
