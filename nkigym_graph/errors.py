@@ -93,3 +93,7 @@ class ResourceLimitError(NkigymError):
 class SearchError(NkigymError):
     """A search that cannot run or went wrong: a bad option, a transform that failed or
     produced a program that computes something else than the root (named with the state)."""
+
+    result: object = None
+    """When the best program's confirmation failed: the search's unconfirmed result (a
+    ``SearchResult``); else None."""

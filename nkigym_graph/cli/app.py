@@ -107,6 +107,12 @@ def _parser() -> argparse.ArgumentParser:
         help="show progress (default: on a terminal; redrawn there, plain lines elsewhere)",
     )
     progress.add_argument("--no-progress", dest="progress", action="store_false")
+    p.add_argument(
+        "--no-confirm",
+        dest="confirm",
+        action="store_false",
+        help="do not emit and check the best program with its target's backend (NKI kernel or Buda netlist)",
+    )
     p.add_argument("-o", "--output", type=output_file)
     p.set_defaults(run=commands.search)
 

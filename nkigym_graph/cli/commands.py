@@ -89,7 +89,12 @@ def search(args: argparse.Namespace) -> int:
     names = transform_names("--transforms", args.transforms)
     if names is not None:
         options["transforms"] = names
-    result = ng.search(program, **options)
+    try:
+        result = ng.search(program, confirm=args.confirm, **options)
+    except ng.SearchError as err:
+        if err.result is None:
+            raise
+        raise ng.SearchError(f"{err} (on the command line: search --no-confirm)") from err
     _say(f"search ({args.strategy}): {result.stats}")
     _say(f"best: {len(result.best)} statements after {len(result.path)} rewrites; {result.cost}")
     _output_program(result.best, args.output)

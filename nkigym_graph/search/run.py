@@ -11,13 +11,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any
 
 from nkigym_graph.cost import CostModel, get_cost_model, model_for
-from nkigym_graph.errors import PluginError
+from nkigym_graph.errors import NkigymError, PluginError
 from nkigym_graph.ir.arguments import describe, require_int, require_seconds, require_type
 from nkigym_graph.ir.collector import collector_relaxed
 from nkigym_graph.ir.program import Program
@@ -143,11 +144,7 @@ def search(
         max_depth=max(s.depth for s in states),
         stopped=_stopped(session, chosen.budget_counts),
     )
-    if confirm is None:
-        confirm = True
-    confirm = confirm and not best_program.fragment  # a fragment is no kernel: nothing to emit
-    family = best_program.target.family
-    return SearchResult(
+    result = SearchResult(
         best=best_program,
         path=flatten(session.graph.steps_to(best.hash)),
         cost=best.cost,
@@ -155,11 +152,35 @@ def search(
         stats=stats,
         graph=session.graph.graph,
         collected=tuple(session.collected),
-        profile=confirm_with_profile(best_program, seed) if confirm and family == "neuron" else None,
-        netlist=require_agreement(confirm_with_netlist(best_program, seed))
-        if confirm and family == "tenstorrent"
-        else None,
     )
+    confirm = (confirm is None or confirm) and not best_program.fragment  # a fragment is no kernel
+    return _confirmed(result, seed) if confirm else result
+
+
+def _confirmed(result: SearchResult, seed: int) -> SearchResult:
+    """``result`` with its best program emitted and checked on its target's backend. A
+    confirmation that fails is a ``SearchError`` that keeps the unconfirmed result
+    (``err.result``): the search's work is not lost with it."""
+    best = result.best
+    family = best.target.family
+    try:
+        if family == "neuron":
+            return dataclasses.replace(result, profile=confirm_with_profile(best, seed))
+        if family == "tenstorrent":
+            return dataclasses.replace(result, netlist=require_agreement(confirm_with_netlist(best, seed)))
+    except SearchError as err:
+        err.result = result
+        raise
+    except NkigymError as err:  # the backend cannot emit or run the best program
+        backend = "an NKI kernel" if family == "neuron" else "a Buda netlist"
+        error = SearchError(
+            f"the best program ({len(best)} statements, hash {best.canonical_hash[:12]}) cannot be confirmed "
+            f"as {backend} for {best.target.name}: {err}; search(..., confirm=False) returns it "
+            "unconfirmed (this error's .result holds this search's result)"
+        )
+        error.result = result
+        raise error from err
+    return result
 
 
 def _stopped(session: Session, budget_counts: str) -> str:

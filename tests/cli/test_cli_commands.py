@@ -298,3 +298,27 @@ def test_simulate_agrees_on_matching_infinities(tmp_path: Path, capsys) -> None:
     assert main(["emit", str(program), "--backend", "nki", "-o", str(kernel)]) == 0
     assert main(["simulate", str(kernel), "--program", str(program)]) == 0
     assert "(ok)" in capsys.readouterr().out  # the same infs, position by position
+
+
+def test_search_no_confirm_returns_a_best_program_the_backend_cannot_emit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def row_max(x):  # type: ignore[no-untyped-def]
+        return ng.tensor_reduce(x, op="max")
+
+    path = tmp_path / "p.nkg"
+    ng.write_program(ng.tile(row_max, {"x": (128, 150)}, target=ng.WORMHOLE_B0), path)
+    assert main(["search", str(path), "--budget", "4", "--no-progress"]) == 2
+    assert "cannot be confirmed as a Buda netlist" in capsys.readouterr().err
+    argv = [
+        "search",
+        str(path),
+        "--budget",
+        "4",
+        "--no-progress",
+        "--no-confirm",
+        "-o",
+        str(tmp_path / "b.nkg"),
+    ]
+    assert main(argv) == 0
+    assert read_program(tmp_path / "b.nkg").target.name == "wormhole_b0"

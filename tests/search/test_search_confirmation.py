@@ -39,9 +39,29 @@ def test_a_kernel_that_computes_something_else_is_an_error(monkeypatch: pytest.M
         return dataclasses.replace(found, outputs=np.asarray(found.outputs) + 0.5)
 
     monkeypatch.setattr(nki_sim, "profile", off_by_a_little)
-    with pytest.raises(ng.SearchError, match="NKI kernel computes something else than the program"):
+    with pytest.raises(ng.SearchError, match="NKI kernel computes something else than the program") as raised:
         ng.search(ng.tile(matmul, SHAPES), budget=4, progress=False)
-    assert ng.search(ng.tile(matmul, SHAPES), budget=4, progress=False, confirm=False).profile is None
+    unconfirmed = ng.search(ng.tile(matmul, SHAPES), budget=4, progress=False, confirm=False)
+    assert unconfirmed.profile is None
+    assert raised.value.result.best == unconfirmed.best  # the search's work is kept with the error
+
+
+def row_max(x):  # type: ignore[no-untyped-def]
+    return ng.tensor_reduce(x, op="max")
+
+
+def test_a_best_program_the_backend_cannot_emit_is_a_search_error_keeping_the_result() -> None:
+    """A row max over 150 columns has no Buda netlist (it would include the tile padding):
+    the search ended with the backend's own error after all its work, which was lost."""
+    program = ng.tile(row_max, {"x": (128, 150)}, target=ng.WORMHOLE_B0)
+    with pytest.raises(
+        ng.SearchError, match=r"cannot be confirmed as a Buda netlist for wormhole_b0: .*150 col"
+    ) as raised:
+        ng.search(program, budget=4, progress=False)
+    assert "confirm=False" in str(raised.value)
+    assert isinstance(raised.value.__cause__, ng.NkigymError)
+    unconfirmed = ng.search(program, budget=4, progress=False, confirm=False)
+    assert raised.value.result.best == unconfirmed.best and raised.value.result.netlist is None
 
 
 def test_a_netlist_that_breaks_a_rule_is_an_error_and_a_difference_is_reported(
