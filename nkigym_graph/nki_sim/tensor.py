@@ -235,6 +235,13 @@ class Tensor:
     def __iter__(self) -> Any:
         raise TypeError("NKI tensors are not iterable; index them with slices")
 
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "an NKI tensor has no truth value: a kernel's control flow cannot depend on tile data "
+            "(`if tile:` was always taken); compute on the data instead (nisa.tensor_tensor with a "
+            "comparison, nisa.affine_select or a mask)"
+        )
+
     def __repr__(self) -> str:
         dims = ", ".join(str(d) for d in self.shape)
         label = f" {self.name!r}" if self.name else ""

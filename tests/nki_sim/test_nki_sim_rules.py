@@ -294,6 +294,7 @@ CASES: list[tuple[str, str, str]] = [
     ("return.buffer", "kernel", "return s  # BAD"),
     ("kernel.assert", "kernel", "assert a.shape[0] == 64, 'needs 64 rows'  # BAD"),
     ("kernel.exception", "kernel", "x = 1 / 0  # BAD"),
+    ("kernel.exception", "kernel", "x = 1 if s else 0  # BAD"),  # a tile has no truth value
     ("api.unsupported", "kernel", "x = nl.par_dim(128)  # BAD"),
 ]
 
