@@ -43,7 +43,12 @@ def require_seconds(value: Any, name: str, error: ErrorType) -> float:
     """``value`` as a finite number of seconds above 0 (a bool is not a number here)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise error(f"{name} must be a number of seconds > 0, got {describe(value)}")
-    seconds = float(value)
+    try:
+        seconds = float(value)
+    except OverflowError:  # an int beyond any float (10**400)
+        raise error(
+            f"{name} must be a number of seconds > 0, got an int of {int(value).bit_length()} bits"
+        ) from None
     if not math.isfinite(seconds) or seconds <= 0:
         raise error(f"{name} must be a number of seconds > 0, got {value!r}")
     return seconds

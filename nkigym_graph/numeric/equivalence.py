@@ -97,8 +97,10 @@ class Verifier:
         self.root = root
         self.outputs = compared_outputs(root)
         self.shapes = {var: root.variables[var].shape for var in self.outputs}
+        # at most one point per element: more (drawn with replacement) check nothing more,
+        # and samples=10**9 allocated gigabytes of coordinates
         self.points = {
-            var: tuple(rng.integers(0, n, size=settings.samples) for n in shape)
+            var: tuple(rng.integers(0, n, size=min(settings.samples, math.prod(shape))) for n in shape)
             for var, shape in self.shapes.items()
         }
         self.evaluator = Evaluator(inputs, ByteLRU(settings.memo_bytes))

@@ -19,16 +19,31 @@ from nkigym_graph.search.errors import SearchError
 
 T = TypeVar("T")
 
+WORKERS_PER_CPU = 4
+"""``workers=N`` makes at most this many processes per CPU (each holds a copy of the
+programs it evaluates; ``workers=10**6`` forked until memory ran out)."""
+
 
 def resolve_executor(executor: Executor | str | None, workers: int | None) -> tuple[Executor | None, bool]:
     """The executor to use and whether the search owns it (and must shut it down)."""
     if workers is not None:
+        most = WORKERS_PER_CPU * (os.cpu_count() or 1)
         workers = require_int(workers, "workers", SearchError, minimum=1)
+        if workers > most:
+            raise SearchError(
+                f"workers={workers} is more than {most} ({WORKERS_PER_CPU} per CPU on this machine's "
+                f"{os.cpu_count() or 1}); a process beyond that only adds memory"
+            )
     if executor is None and workers is None:
         return None, False
     if executor is None or executor == "process":
         return ProcessPoolExecutor(max_workers=workers), True
     if isinstance(executor, Executor):
+        if workers is not None:
+            raise SearchError(
+                f"workers={workers} makes a process pool, but an executor was given "
+                f"({type(executor).__name__}); size that executor instead"
+            )
         return executor, False
     raise SearchError(f"executor must be None, 'process' or a concurrent.futures.Executor, got {executor!r}")
 

@@ -71,12 +71,30 @@ def evaluate(
         raise
     except Exception as err:  # a transform's own bug is reported with the state, like a refused rewrite
         return Outcome("", (tuple(matches),), None, None, _describe(err), None)
+    changed = changed_parameters(parent, child)
+    if changed is not None:
+        return Outcome("", applied, None, None, changed, None)
     key = child.canonical_hash
     if key in known:
         return Outcome(key, applied, None, None, None, child)
     cost = estimate_with(model, child)
     problem = verifier.check(child, full) if verifier is not None else None
     return Outcome(key, applied, cost, problem, None, child)
+
+
+def changed_parameters(parent: Program, child: Program) -> str | None:
+    """Why ``child`` cannot be a search state of ``parent``'s search: a rewrite that
+    changes the parameters (``weight_stitch``) gives a program the root's inputs do not
+    feed, so it cannot be checked against the root (None: the parameters are kept)."""
+    if child.params == parent.params:
+        return None
+    before = ", ".join(p.name for p in parent.params)
+    after = ", ".join(p.name for p in child.params)
+    return (
+        f"it changes the program's parameters ({before} -> {after}); search checks every state "
+        "against the root on the root's inputs, so it cannot search this transform: apply it to "
+        "the search's best instead (nkigym_graph.apply)"
+    )
 
 
 def _describe(err: Exception) -> str:
@@ -134,6 +152,9 @@ def evaluate_remote(
         raise
     except Exception as err:
         return Outcome("", (matches,), None, None, _describe(err), None)
+    changed = changed_parameters(program, child)
+    if changed is not None:
+        return Outcome("", applied, None, None, changed, None)
     cost = estimate_with(model, child)
     with lock:
         problem = verifier.check(child, full)

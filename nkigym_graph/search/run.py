@@ -120,6 +120,7 @@ def search(
                 executor=pool,
                 progress=display,
                 deadline=None if limit is None else started + limit,
+                budget_counts=chosen.budget_counts,
             )
             chosen.run(session, **bound)
             session.verify_best()

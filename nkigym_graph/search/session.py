@@ -48,6 +48,7 @@ class Session:
         executor: Executor | None,
         progress: Progress,
         deadline: float | None = None,
+        budget_counts: str = "states",
     ) -> None:
         self.root_program = root
         self.transforms = list(transforms)
@@ -56,6 +57,9 @@ class Session:
         self.full_checks = full_checks
         self.settings = settings
         self.budget = budget
+        self.budget_counts = budget_counts
+        """What the budget counts: ``states`` (``expand`` creates no state past it) or
+        ``collected`` (the strategy counts its own)."""
         self.deadline = deadline
         """``time.perf_counter()`` after which no new work starts (None: no limit)."""
         self.timed_out = False
@@ -189,6 +193,11 @@ class Session:
         return len(self.graph) >= self.budget or self.out_of_time
 
     @property
+    def full(self) -> bool:
+        """Whether a budget of states is used up (never for a budget of collected states)."""
+        return self.budget_counts == "states" and len(self.graph) >= self.budget
+
+    @property
     def out_of_time(self) -> bool:
         """Whether the search's time limit has passed (checked between expansions and
         between the candidates of one, so the evaluation under way finishes)."""
@@ -218,14 +227,19 @@ class Session:
         children: list[State] = []
         refs: dict[str, ProgramRef] = {}
         for start in range(0, len(pairs), rounds):
-            if children and self.out_of_time:  # the time is up: the candidates evaluated so far
+            # the time is up: the candidates evaluated so far; the budget of states is used
+            # up: the candidates recorded so far (the first always is)
+            if children and (self.full or self.out_of_time):
                 break
             chunk = pairs[start : start + rounds]
             if self.executor is None:
                 outcomes = [self._evaluate(state, candidate) for state, candidate in chunk]
             else:
                 outcomes = run_ordered(self.executor, evaluate_remote, self._tasks(chunk, refs))
-            children += [self._record(state, c, o) for (state, c), o in zip(chunk, outcomes, strict=True)]
+            for (state, c), o in zip(chunk, outcomes, strict=True):
+                if children and self.full:  # as in this process: no state past the budget
+                    break
+                children.append(self._record(state, c, o))
         self.progress.update(len(self.graph), self.duplicates, self.best.cost.seconds, self._extra())
         return children
 

@@ -108,3 +108,20 @@ def test_a_fragment_is_searched_without_schedules_or_a_kernel(strategy: str) -> 
     assert all(ng.analyze(fragment, name) == [] for name in ("loop_order", "block_size", "buffer_count"))
     result = ng.search(fragment, strategy=strategy, budget=5, progress=False)
     assert result.profile is None and result.best == fragment
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3", "float8_e5m2"])
+def test_an_fp8_netlist_agrees_with_the_program_within_fp8_rounding(dtype: str) -> None:
+    """The Buda backend holds an fp8 program's values in Float32, the program's
+    interpretation rounds them to fp8: the tolerance is fp8's (it was Float32's, and every
+    fp8 search reported a netlist that "evaluates DIFFERENT")."""
+    program = ng.tile(matmul, {"a": (256, 128), "b": (256, 256)}, dtype=dtype, target=ng.WORMHOLE_B0)
+    confirmation = ng.search(program, budget=4, progress=False).netlist
+    assert confirmation is not None and confirmation.ok, str(confirmation)
+    assert confirmation.max_error > 0  # the program's own rounding, within the tolerance
+    # fp8 inputs are held exactly, so a float32 result keeps Float32's tolerance
+    text = str(ng.tile(matmul, {"a": (256, 128), "b": (256, 256)}, target=ng.WORMHOLE_B0))
+    mixed = ng.parse_program(text, dtype={"a": dtype, "b": "float32"}, target=ng.WORMHOLE_B0)
+    assert mixed.output_dtype == "float32"
+    kept = ng.search(mixed, budget=4, progress=False).netlist
+    assert kept is not None and kept.ok and kept.tolerance < 1e-3 * confirmation.tolerance

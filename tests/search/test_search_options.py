@@ -73,6 +73,7 @@ def test_progress_shows_on_a_terminal_and_can_be_switched_off() -> None:
         ({"seconds": float("inf")}, "seconds must be a number of seconds > 0, got inf"),
         ({"seconds": True}, "seconds must be a number of seconds > 0, got bool True"),
         ({"seconds": "10"}, "seconds must be a number of seconds > 0, got str '10'"),
+        ({"seconds": 10**400}, "seconds must be a number of seconds > 0, got an int of 1329 bits"),
         ({"seed": -1}, "seed must be an integer >= 0, got -1"),
         ({"seed": "x"}, "seed must be an integer >= 0, got str 'x'"),
         ({"samples": 0}, "samples must be an integer >= 1, got 0"),
@@ -132,3 +133,35 @@ def test_a_set_of_transforms_is_refused_for_its_missing_order() -> None:
     for transforms in ({"data_reuse", "dead_code"}, frozenset({"data_reuse"})):
         with pytest.raises(ng.SearchError, match="a set has no order"):
             ng.search(program, transforms)
+
+
+def test_more_samples_than_output_elements_check_each_element_at_most_once() -> None:
+    """Sample points beyond the output's elements check nothing more: samples=10**9
+    allocated 16 GB of coordinates (a MemoryError, or the process killed)."""
+    from nkigym_graph.search import Verifier, VerifySettings
+
+    verifier = Verifier(ROOT, VerifySettings(samples=10**9))
+    (var,) = verifier.points
+    assert all(
+        len(axis) == ROOT.variables[var].shape[0] * ROOT.variables[var].shape[1]
+        for axis in verifier.points[var]
+    )
+    result = search(ROOT, samples=10**9, confirm=False)
+    assert result.stats.verified > 0
+
+
+def test_a_transform_that_changes_the_parameters_is_named_not_an_evaluation_error() -> None:
+    """``weight_stitch`` replaces parameters: no state it gives can be checked on the
+    root's inputs (the error was the verifier's "'stitched__...' is read by statement 2
+    but nothing writes it", naming no transform)."""
+    import nkigym_graph as ng
+
+    def two(x, w1, w2):  # type: ignore[no-untyped-def]
+        return ng.tensor_tensor(ng.nc_matmul(x, w1), ng.nc_matmul(x, w2), op="add")
+
+    program = ng.tile(two, {"x": (128, 128), "w1": (128, 128), "w2": (128, 128)})
+    for workers in (None, 2):
+        with pytest.raises(
+            SearchError, match=r"transform 'weight_stitch' failed .* changes the program's parameters"
+        ):
+            search(program, ["weight_stitch", "data_reuse"], workers=workers, confirm=False)

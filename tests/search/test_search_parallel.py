@@ -3,6 +3,7 @@ executor, programs and matches travel by value."""
 
 from __future__ import annotations
 
+import os
 import pickle
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
@@ -90,3 +91,31 @@ def test_a_saturating_candidate_started_from_its_twin_equals_one_derived_alone(m
     assert any(started)  # the twin's program was used
     with ThreadPoolExecutor(max_workers=2) as pool:
         _same(alone, search(ROOT, strategy="greedy", executor=pool))
+
+
+def test_workers_with_an_executor_given_is_an_error_not_ignored() -> None:
+    """``workers=N`` sizes the process pool ``search`` makes; with an ``Executor`` given it
+    was silently ignored."""
+    with (
+        ThreadPoolExecutor(max_workers=1) as pool,
+        pytest.raises(ng.SearchError, match="workers=2 makes a process pool"),
+    ):
+        search(ROOT, executor=pool, workers=2, confirm=False)
+
+
+def test_workers_beyond_a_few_per_cpu_are_refused_before_any_process_starts() -> None:
+    """``workers=10**6`` forked processes until the machine ran out of memory."""
+    most = 4 * (os.cpu_count() or 1)
+    with pytest.raises(ng.SearchError, match=rf"workers={most + 1} is more than {most} \(4 per CPU"):
+        search(ROOT, workers=most + 1, confirm=False)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "options"), [("greedy", {"batch": False}), ("beam", {}), ("schedule", {})]
+)
+def test_a_budget_stops_the_search_at_the_same_state_with_an_executor(strategy: str, options: dict) -> None:
+    alone = search(ROOT, strategy=strategy, budget=7, confirm=False, **options)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        pooled = search(ROOT, strategy=strategy, budget=7, confirm=False, executor=pool, **options)
+    assert alone.stats.states == 7
+    _same(alone, pooled)

@@ -179,3 +179,52 @@ def test_search_walks_to_the_joint_fixpoint_when_no_single_transform_pays(strate
     want = np.exp(x - x.max(axis=1, keepdims=True))
     want /= want.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(ng.interpret(result.best, dtype=np.float64, x=x), want, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "options"),
+    [
+        ("greedy", {"batch": False}),
+        ("greedy", {}),
+        ("beam", {}),
+        ("beam", {"batch": False}),
+        ("schedule", {}),
+    ],
+)
+@pytest.mark.parametrize("budget", [1, 2, 5])
+def test_the_budget_bounds_the_states_of_every_strategy(strategy: str, options: dict, budget: int) -> None:
+    """``budget`` is the most distinct states a search creates: a strategy that expands all
+    of a state's candidates at once stops recording them at the budget (greedy with single
+    matches made 33 states of a budget of 2)."""
+    result = search(ROOT, strategy=strategy, budget=budget, confirm=False, **options)
+    assert result.stats.states <= budget
+    assert replay(ROOT, result.path).canonical_hash == result.best.canonical_hash
+
+
+def test_random_max_depth_bounds_the_depth_and_must_not_be_above_min_depth() -> None:
+    """States at ``max_depth`` are not expanded: 0 keeps the root alone (it made depth-1
+    states, as 1 does); a ``min_depth`` past ``max_depth`` could collect nothing (it
+    explored every state up to ``max_depth`` and returned none collected)."""
+    for max_depth in (0, 1, 2):
+        result = search(ROOT, TRANSFORMS, strategy="random", budget=20, max_depth=max_depth, confirm=False)
+        assert result.stats.max_depth == max_depth
+    with pytest.raises(SearchError, match=r"min_depth=3 is deeper than max_depth=2"):
+        search(ROOT, TRANSFORMS, strategy="random", budget=5, min_depth=3, max_depth=2)
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "beam"])
+def test_the_joint_fixpoint_skips_choices_that_do_not_saturate(strategy: str) -> None:
+    """A schedule choice (``buffer_count``) has no fixpoint: its alternatives cycle
+    through known states, which use no budget, and the walk to the joint fixpoint never
+    ended (this search ran until its time limit)."""
+
+    def mlp(x_t, w1, b1, w2):  # type: ignore[no-untyped-def]
+        hidden = ng.activation(ng.nc_matmul(w1, x_t), op="gelu", bias=b1)
+        return ng.nc_matmul(hidden, w2)
+
+    program = ng.tile(mlp, {"x_t": (160, 200), "w1": (160, 300), "b1": (300, 1), "w2": (300, 130)})
+    result = search(
+        program, ["buffer_count", "data_reuse"], strategy=strategy, budget=30, seconds=20, confirm=False
+    )
+    assert result.stats.stopped == "done"
+    assert replay(program, result.path).canonical_hash == result.best.canonical_hash

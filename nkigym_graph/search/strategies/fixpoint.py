@@ -25,7 +25,9 @@ def joint_fixpoint(session: Session, start: State) -> State | None:
     changed = True
     while changed and not session.exhausted:
         changed = False
-        for transform in session.transforms:
+        # a choice that does not saturate (a schedule choice) has no fixpoint: its
+        # alternatives cycle, and the walk never ended (duplicates use no budget)
+        for transform in (t for t in session.transforms if t.saturates):
             if session.exhausted:
                 break
             fixpoint = [c for c in session.successors_of(state, transform, "batch") if c.saturate]

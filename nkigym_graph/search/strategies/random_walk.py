@@ -14,6 +14,7 @@ executor, so the same result).
 from __future__ import annotations
 
 from nkigym_graph.search.derive import Candidate
+from nkigym_graph.search.errors import SearchError
 from nkigym_graph.search.session import Session
 from nkigym_graph.search.state import State
 
@@ -42,8 +43,15 @@ def _pick(session: Session, state: State, slots: Untried) -> Candidate | None:
 
 
 def run(session: Session, min_depth: int = 0, max_depth: int | None = None, round_size: int = 8) -> None:
-    """Collect ``session.budget`` distinct states at depth >= ``min_depth``."""
-    frontier: dict[int, list[State]] = {0: [session.root]}
+    """Collect ``session.budget`` distinct states at depth >= ``min_depth``; states at
+    ``max_depth`` (when given) are collected but not expanded."""
+    if max_depth is not None and min_depth > max_depth:
+        raise SearchError(
+            f"random option min_depth={min_depth} is deeper than max_depth={max_depth}: "
+            "no state could be collected"
+        )
+    # the root is expanded unless max_depth is 0 (states at max_depth are not expanded)
+    frontier: dict[int, list[State]] = {0: [session.root]} if max_depth != 0 else {}
     untried: dict[str, Untried] = {}
     if min_depth <= 0:
         session.collected.append(session.root.hash)

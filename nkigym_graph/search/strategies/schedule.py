@@ -31,7 +31,7 @@ def run(session: Session, width: int = 3, rounds: int = 4) -> None:
     """Saturate the structure, seed with the best loop nests, descend from each."""
     structured = _structure(session, session.root)
     choices = [t for t in session.transforms if not t.saturates]
-    if not choices:
+    if not choices or session.exhausted:
         return
     seeds = sorted(_alternatives(session, structured, choices[0]), key=lambda s: s.key)[:width]
     for seed in seeds or [structured]:
@@ -63,6 +63,8 @@ def _structure(session: Session, state: State) -> State:
     while changed and not session.exhausted:
         changed = False
         for transform in rewrites:
+            if session.exhausted:
+                break
             found = session.successors_of(state, transform, "batch")
             # a transform that rewrites more than its edits offers its matches one at a time
             fixpoints = [c for c in found if c.saturate] if edit_based(transform) else list(found[:1])
