@@ -356,3 +356,105 @@ def test_an_analysis_that_returns_no_matches_is_named(returned, got: str) -> Non
         TransformError, match=f"'test_returns_junk' .*analyze must return a list of Match, got {got}"
     ):
         ng.saturate(program, [ReturnsJunk()])
+
+
+def _scaled_relus(a, b):
+    x = ng.activation(ng.nc_matmul(a, b), op="relu")
+    return ng.activation(ng.activation(x, op="relu"), op="relu", scale=2.0, bias=-1.0)
+
+
+def test_an_attribute_left_at_its_default_matches_its_default_value() -> None:
+    """A statement holds only the attributes that differ from their defaults: a constraint
+    on ``scale`` or ``bias`` sees 1.0 and 0.0 where they are left out, so ``scale=1.0``
+    tells a plain relu from a scaled one (and a predicate is never given None)."""
+    program = ng.tile(_scaled_relus, {"a": (128, 128), "b": (128, 256)}, dtype=np.float64)
+    plain = Pattern("activation", op="relu", scale=1.0, bias=0.0)
+    assert len(plain.find(program)) == 4  # two plain relus per 128-column tile
+    assert len(Pattern("activation", op="relu", scale=lambda s: s > 1).find(program)) == 2
+    assert len(SetPattern("activation", op="relu", bias=0.0).sections(program)[0][2]) == 4
+    assert len(EqualPattern("activation", scale=1.0).runs(ng.tile(exps_twice, {"a": (128, 128)}))) == 1
+
+    class SafeFold(PatternTransform):
+        name = "test_safe_fold"
+        pattern = Pattern(
+            "activation", Pattern("activation", op="relu"), op="relu", scale=1.0, bias=0, capture="o"
+        )
+
+        def edit(self, program, found):
+            return forward(program, found["o"])
+
+    folded = ng.saturate(program, [SafeFold()], check=True)  # the scaled outer relu stays
+    assert len(folded.statements_of("activation")) == 4
+    want = np.maximum(2.0 * np.maximum(A.T @ B, 0.0) - 1.0, 0.0)
+    np.testing.assert_allclose(ng.interpret(folded, a=A, b=B), want, rtol=1e-12)
+
+
+def test_a_found_is_a_mapping_and_a_misspelt_capture_names_the_transform_and_line() -> None:
+    program = ng.tile(relus(2), {"a": (128, 128), "b": (128, 128)}, dtype=np.float64)
+    (found,) = FoldRelu.pattern.find(program)
+    assert "outer" in found and "inner" not in found and found.get("inner") is None
+    with pytest.raises(KeyError):
+        found["inner"]
+
+    class Misspelt(PatternTransform):
+        name = "test_misspelt_capture"
+        pattern = FoldRelu.pattern
+
+        def edit(self, program, found):
+            return forward(program, found["outr"])  # the misspelt line
+
+    named = r"test_misspelt_capture: the pattern captured no statement named 'outr' \(captured: \['outer'\]\)"
+    with pytest.raises(TransformError, match=named + r" \(at .*test_patterns.py:\d+: `return forward"):
+        ng.saturate(program, [Misspelt()])
+
+
+def test_a_set_pattern_along_an_axis_no_statement_has_is_refused_when_built() -> None:
+    refused = (
+        r"SetPattern\('tensor_tensor', axis='M'\): tensor_tensor statements cannot be adjacent along 'M'"
+    )
+    with pytest.raises(TransformError, match=refused + "; its axes: free, partition"):
+        SetPattern("tensor_tensor", axis="M")
+    with pytest.raises(TransformError, match="no op's statements can be adjacent along 'fre'"):
+        SetPattern(axis="fre")
+    assert SetPattern(axis="N").axis == "N" and SetPattern("load", axis="free").op == "load"
+
+
+class MergeAddsUpTo256(PatternTransform):
+    name = "test_merge_adds_up_to_256"
+    pattern = SetPattern("tensor_tensor", axis="free", op="add")
+
+    def edit(self, program, found):
+        if sum(program.variables[program[n].dst.var].shape[1] for n in found.nodes) > 256:
+            return None
+        return merge_run(program, found.nodes, found.axis)
+
+
+class ShareTwoAtOnce(PatternTransform):
+    name = "test_share_two_at_once"
+    pattern = EqualPattern("activation")
+
+    def edit(self, program, found):
+        return dedupe(program, *found.nodes) if len(found.nodes) == 2 else None
+
+
+def exps_thrice(a):
+    two = ng.tensor_tensor(ng.activation(a, op="exp"), ng.activation(a, op="exp"), op="add")
+    return ng.tensor_tensor(two, ng.activation(a, op="exp"), op="add")
+
+
+def test_saturation_takes_the_pairs_of_a_run_its_edit_refuses_whole() -> None:
+    """An edit that refuses a whole run (wider than it allows, more than two equal
+    statements) still gets the pairs ``analyze`` offers: saturation ends where
+    ``analyze`` finds nothing, not where the first runs were refused."""
+    program = ng.saturate(
+        ng.tile(add, {"a": (128, 1024), "b": (128, 1024)}, dtype=np.float64), ["free_dim_merge"]
+    )
+    assert len(ng.analyze(program, MergeAddsUpTo256())) == 7
+    merged = ng.saturate(program, [MergeAddsUpTo256()], check=True)
+    assert len(merged.statements_of("tensor_tensor")) == 4 and ng.analyze(merged, MergeAddsUpTo256()) == []
+    a, b = RNG.standard_normal((128, 1024)), RNG.standard_normal((128, 1024))
+    np.testing.assert_allclose(ng.interpret(merged, a=a, b=b), a + b, rtol=1e-12)
+
+    thrice = ng.tile(exps_thrice, {"a": (128, 128)}, dtype=np.float64)
+    shared = ng.saturate(thrice, [ShareTwoAtOnce()], check=True)
+    assert len(shared.statements_of("activation")) == 1 and ng.analyze(shared, ShareTwoAtOnce()) == []

@@ -28,3 +28,11 @@ def test_relu_fold_is_registered_and_exact() -> None:
         assert len(folded.statements_of("activation")) == 2  # one relu per 128-column tile
         np.testing.assert_allclose(ng.interpret(folded, a=a, b=b), np.maximum(a.T @ b, 0.0))
         assert ng.saturate(program, ["relu_fold"], check=True) == folded
+
+
+def test_a_scaled_outer_relu_is_not_folded() -> None:
+    def scaled(a, b):
+        return ng.activation(ng.activation(ng.nc_matmul(a, b), op="relu"), op="relu", scale=2.0, bias=-1.0)
+
+    program = ng.tile(scaled, {"a": (128, 128), "b": (128, 256)}, dtype=np.float64)
+    assert ng.analyze(program, "relu_fold") == []

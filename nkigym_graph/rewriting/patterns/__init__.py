@@ -14,7 +14,8 @@ touched.
 >>> import nkigym_graph as ng
 >>> class ReluFold(PatternTransform):
 ...     name = "relu_fold_example"
-...     pattern = Pattern("activation", Pattern("activation", op="relu"), op="relu", capture="outer")
+...     inner = Pattern("activation", op="relu")
+...     pattern = Pattern("activation", inner, op="relu", scale=1.0, bias=0.0, capture="outer")
 ...
 ...     def edit(self, program, found):
 ...         return forward(program, found["outer"])

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nkigym_graph.errors import TransformError
 from nkigym_graph.ir.memo import memo
+from nkigym_graph.ir.ops.registry import all_ops
 from nkigym_graph.rewriting.patterns.adjacency import MergeAnalysis
 from nkigym_graph.rewriting.patterns.constraints import checked_op
 from nkigym_graph.rewriting.patterns.sections import Section, Spec
@@ -72,7 +73,19 @@ class SetPattern:
         where: Where | None = None,
         **attrs: Any,
     ) -> None:
-        checked_op("SetPattern", op_name, attrs)
+        op = checked_op("SetPattern", op_name, attrs)
+        if axis is not None:
+            axes = (
+                op.mergeable_axes()
+                if op is not None
+                else frozenset().union(*(known.mergeable_axes() for known in all_ops().values()))
+            )
+            if axis not in axes:
+                whose = f"{op_name} statements cannot" if op is not None else "no op's statements can"
+                raise TransformError(
+                    f"SetPattern({op_name!r}, axis={axis!r}): {whose} be adjacent along {axis!r}; "
+                    f"{'its' if op is not None else 'the'} axes: {', '.join(sorted(axes)) or 'none'}"
+                )
         self.op = op_name
         self.axis = axis
         self.where = where

@@ -6,7 +6,9 @@ writes ``edit(program, found) -> Edit | None`` (usually one rewrite helper's res
 
     class ReluFold(PatternTransform):
         name = "relu_fold"
-        pattern = Pattern("activation", Pattern("activation", op="relu"), op="relu", capture="outer")
+        pattern = Pattern(
+            "activation", Pattern("activation", op="relu"), op="relu", scale=1.0, bias=0.0, capture="outer"
+        )
 
         def edit(self, program, found):
             return forward(program, found["outer"])
@@ -20,7 +22,8 @@ whole program again (a tree pattern rechecks ``Derivation.dirty`` and the statem
 to the pattern's depth downstream of it; a set pattern rebuilds the groups a changed
 statement leaves or joins, ``sets.SetMatches``; an equal pattern regroups the statements
 that changed, ``equal.EqualMatches``). Set and equal patterns give pairs to ``analyze``
-(the unit a search steps through) and whole runs to saturation.
+(the unit a search steps through) and whole runs to saturation; where ``edit`` refuses a
+run whole (a width it will not exceed), saturation takes the pairs within it instead.
 
 ``edit`` and a pattern's ``where`` conditions should look only at the matched
 statements and the variables they mention (their writers and readers): those are what
@@ -33,11 +36,12 @@ from collections.abc import Iterable, Set
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from nkigym_graph.errors import TransformError
+from nkigym_graph.foreign_errors import where
 from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, analysis_of
 from nkigym_graph.rewriting.patterns.equal import EqualMatches, EqualPattern
 from nkigym_graph.rewriting.patterns.footprint import compose_forwards, pattern_match
 from nkigym_graph.rewriting.patterns.sets import SetMatches, SetPattern
-from nkigym_graph.rewriting.patterns.tree import Found, Pattern
+from nkigym_graph.rewriting.patterns.tree import CaptureError, Found, Pattern
 from nkigym_graph.rewriting.transform import Edit, Match, Transform
 
 if TYPE_CHECKING:
@@ -97,8 +101,19 @@ class PatternTransform(Transform):
     def analyze_batch(self, program: Program) -> list[Match]:
         if isinstance(self._pattern(), Pattern):
             return compose_forwards(list(analysis_of(program, self).matches))
-        grouped: SetMatches | EqualMatches = analysis_of(program, self).state
-        return list(self._matches(program, grouped.runs()))
+        analysis = analysis_of(program, self)
+        grouped: SetMatches | EqualMatches = analysis.state
+        matches: list[Match] = []
+        refused: set[int] = set()
+        for found in grouped.runs():
+            edit = self._checked_edit(program, found)
+            if edit is not None:
+                matches.append(pattern_match(self.name, program, found, edit, self.describe(program, found)))
+            elif len(found.nodes) > 2:
+                refused.update(found.nodes)
+        if refused:  # an edit that refuses a whole run may take parts of it: the pairs in it
+            matches.extend(m for m in analysis.matches if refused.issuperset(m.nodes))
+        return matches
 
     # -- building matches ----------------------------------------------------------------
     def _pattern(self) -> Pattern | SetPattern | EqualPattern:
@@ -118,7 +133,10 @@ class PatternTransform(Transform):
         return None if edit is None else (found, edit)
 
     def _checked_edit(self, program: Program, found: Found) -> Edit | None:
-        edit = self.edit(program, found)
+        try:
+            edit = self.edit(program, found)
+        except CaptureError as err:  # a misspelt capture name: name the transform and the line
+            raise TransformError(f"{self.name}: {err}{where(err)}") from err
         if edit is not None and not isinstance(edit, Edit):
             raise TransformError(f"{self.name}: edit must return an Edit or None, got {type(edit).__name__}")
         return edit

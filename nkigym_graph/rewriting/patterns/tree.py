@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from nkigym_graph.errors import TransformError
+from nkigym_graph.errors import TransformError, shorten
 from nkigym_graph.rewriting.patterns.constraints import checked_op
 
 if TYPE_CHECKING:
@@ -40,12 +40,23 @@ Where = Callable[["Program", int], bool]
 
 def attrs_match(stmt: Statement, attrs: Mapping[str, Any]) -> bool:
     """Whether ``stmt`` meets every attribute constraint of ``attrs`` (a value, or a
-    predicate called with the value)."""
+    predicate called with the value). An optional attribute the statement does not hold
+    has its default value (``activation``'s ``scale`` is 1.0): a statement holds only the
+    attributes that differ from their defaults."""
+    defaults = stmt.op.attr_defaults
     for name, wanted in attrs.items():
-        value = stmt.attr(name)
+        value = stmt.attr(name, defaults.get(name))
         if not (wanted(value) if callable(wanted) else value == wanted):
             return False
     return True
+
+
+class CaptureError(TransformError, KeyError):
+    """``found[name]`` for a name the pattern did not capture. Also a ``KeyError``, so
+    ``name in found`` and ``found.get(name)`` work as for any mapping."""
+
+    def __str__(self) -> str:  # its message, not ``KeyError``'s quoted one
+        return shorten(str(self.args[0])) if self.args else ""
 
 
 class Found(Mapping[str, int]):
@@ -68,7 +79,7 @@ class Found(Mapping[str, int]):
         try:
             return self.captures[name]
         except KeyError:
-            raise TransformError(
+            raise CaptureError(
                 f"the pattern captured no statement named {name!r} (captured: {sorted(self.captures)})"
             ) from None
 

@@ -24,10 +24,14 @@ from nkigym_graph.rewriting.patterns import forward
 
 
 class ReluFold(PatternTransform):
-    """relu(relu(x)) -> relu(x)."""
+    """relu(relu(x)) -> relu(x); the outer relu must not scale or shift (relu(2 * relu(x)) is
+    not relu(x)): ``scale=1.0, bias=0.0`` also match a statement that leaves them at their
+    defaults."""
 
     name = "relu_fold"
-    pattern = Pattern("activation", Pattern("activation", op="relu"), op="relu", capture="outer")
+    pattern = Pattern(
+        "activation", Pattern("activation", op="relu"), op="relu", scale=1.0, bias=0.0, capture="outer"
+    )
 
     def edit(self, program: Program, found: Found) -> Edit | None:
         return forward(program, found["outer"])
