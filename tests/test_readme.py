@@ -21,6 +21,9 @@ from pathlib import Path
 
 import pytest
 
+import nkigym_graph
+from nkigym_graph.plugin.manager import get_plugin_manager
+
 ROOT = Path(__file__).parents[1]
 README = (ROOT / "README.md").read_text()
 BLOCKS = re.findall(r"```(\w+)\n(.*?)```", README, re.S)
@@ -38,10 +41,16 @@ def test_python_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": "readme"}
     printed = io.StringIO()
-    for kind, code in BLOCKS:
-        if kind == "python":
-            with contextlib.redirect_stdout(printed):
-                exec(compile(code, "README.md", "exec"), namespace)
+    before = {plugin for _, plugin in get_plugin_manager().list_name_plugin()}
+    try:
+        for kind, code in BLOCKS:
+            if kind == "python":
+                with contextlib.redirect_stdout(printed):
+                    exec(compile(code, "README.md", "exec"), namespace)
+    finally:  # the plugins the README registers (DropCopies, ...) leave with it
+        for _, plugin in get_plugin_manager().list_name_plugin():
+            if plugin not in before:
+                nkigym_graph.unregister_plugin(plugin)
     shown = next(code for kind, code in BLOCKS if kind == "text")
     assert shown.strip() in printed.getvalue()  # the program text the tour shows is real
     assert "9 -> 5 statements" in printed.getvalue()

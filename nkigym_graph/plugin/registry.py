@@ -74,12 +74,18 @@ def _collect(
         return known.values
     found: dict[str, T] = {}
     origin: dict[str, str] = {}
-    for plugin, items in _returned(hook):
-        for item in items:
-            name, value = _made(make, item, hook, plugin)
-            if name in origin:
-                raise PluginError(f"{hook}: {name!r} is registered by {_both(origin[name], plugin)}")
-            found[name], origin[name] = value, plugin
+    try:
+        for plugin, items in _returned(hook):
+            for item in items:
+                name, value = _made(make, item, hook, plugin)
+                if name in origin:
+                    raise PluginError(f"{hook}: {name!r} is registered by {_both(origin[name], plugin)}")
+                found[name], origin[name] = value, plugin
+    except PluginError as err:  # collected on every use: say how to get going again
+        raise PluginError(
+            f"{err} (every lookup of {hook.removeprefix('nkigym_graph_register_')} fails until the plugin "
+            "is fixed or removed: nkigym_graph.unregister_plugin)"
+        ) from (err.__cause__ or err)
     registered = MappingProxyType(found)
     _collected[hook] = _Collected(generation(), registered, MappingProxyType(origin))
     if collected is not None:

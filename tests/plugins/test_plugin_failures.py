@@ -174,6 +174,19 @@ def test_a_hook_mistake_is_a_plugin_error_naming_the_plugin(value: Callable[[], 
         ng.transforms()
 
 
+def test_a_broken_registration_says_how_to_go_on_and_unregistering_mends_it() -> None:
+    """Every lookup fails while the plugin is registered (the hook is collected on use):
+    the error says so and names the way out."""
+    careless = returning("transforms", lambda: [NoName])
+    ng.register_plugin(careless, name="careless")
+    try:
+        with pytest.raises(ng.PluginError, match=r"every lookup of transforms fails .*unregister_plugin"):
+            ng.get_transform("data_reuse")
+    finally:
+        ng.unregister_plugin(careless)
+    assert ng.get_transform("data_reuse").name == "data_reuse"
+
+
 def test_a_hook_taking_arguments_it_is_not_given_is_refused_naming_the_plugin() -> None:
     class WrongSignature:
         @ng.hookimpl
