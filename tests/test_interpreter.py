@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from strategies import tiled_programs
 from support import seed_text
 
+import nkigym_graph as nkigym
 from nkigym_graph import NkigymError, interpret, parse_fragment, parse_program
 from nkigym_graph.ir.synthetic import tiled_matmul
 
@@ -65,3 +66,26 @@ def test_bad_inputs_are_named(rng: np.random.Generator) -> None:
         interpret(program, a=np.zeros((128, 128)), b=np.zeros((3, 3)))
     with pytest.raises(NkigymError, match="unexpected input"):
         interpret(program, a=np.zeros((128, 128)), b=np.zeros((128, 256)), c=1)
+
+
+def test_run_rounding_every_written_result_as_kernel_tiles_do() -> None:
+    """``run(..., round_to=)``: each statement's result is rounded to that dtype (what the
+    search's kernel confirmation compares a narrow kernel with)."""
+    import ml_dtypes
+
+    from nkigym_graph.numeric.interpreter import run
+
+    def f(a, b):  # type: ignore[no-untyped-def]
+        return nkigym.activation(nkigym.activation(nkigym.nc_matmul(a, b), op="relu"), op="exp")
+
+    program = nkigym.tile(f, {"a": (128, 128), "b": (128, 64)})
+    rng = np.random.default_rng(0)
+    a, b = rng.random((128, 128)), rng.random((128, 64)) / 16
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+
+    def rounded(x):  # type: ignore[no-untyped-def]
+        return x.astype(bf16).astype(np.float64)
+
+    expected = rounded(np.exp(rounded(np.maximum(rounded(rounded(a).T @ rounded(b)), 0))))
+    got = run(program, {"a": rounded(a), "b": rounded(b)}, round_to=bf16)[program.returns[0]]
+    assert np.array_equal(np.asarray(got, dtype=np.float64), expected)

@@ -49,8 +49,11 @@ def run(
     arrays: Mapping[str, Any],
     dtype: npt.DTypeLike | None = None,
     max_bytes: int | None = DEFAULT_MAX_BYTES,
+    round_to: np.dtype | None = None,
 ) -> dict[str, np.ndarray]:
-    """Execute ``program`` and return every variable's final value."""
+    """Execute ``program`` and return every variable's final value. With ``round_to``,
+    every result a statement writes (not accumulates) is rounded to that dtype, as a
+    kernel's tiles hold them."""
     compute = np.dtype(dtype) if dtype is not None else np.dtype(np.float64)
     check_memory(program, compute, dtype is not None, max_bytes, "interpret")
     env: dict[str, np.ndarray] = {}
@@ -79,6 +82,8 @@ def run(
             continue
         inputs = [env[v][_index(s, cache)] for v, s in (stmt.operands[p] for p in op.read_positions)]
         result = op.compute(inputs, attrs)
+        if round_to is not None and not stmt.accumulate:
+            result = np.asarray(result).astype(round_to).astype(compute)
         target = env.get(var)
         if target is None:
             info = variables[var]
