@@ -94,7 +94,8 @@ class KernelBuilder:
         self.psum_written_directly: frozenset[str] = frozenset()
         """Planned kernels: PSUM variables whose slots hold their input's dtype (a transpose
         written once, ``scheduling.allocate.psum_written_directly``): written directly."""
-        self.copies: dict[str, Tile] = {}
+        self.copies: dict[str, tuple[Tile, tuple[tuple[int, int], ...] | None]] = {}
+        """PSUM variables copied to SBUF: the copy and the region it holds (None: all)."""
         self.views: dict[str, tuple[Tile, int]] = {}
         """Variables held in columns of a shared tile (a group of transposes, :mod:`.fusion`):
         the tile and the first column."""
@@ -284,23 +285,34 @@ class KernelBuilder:
         if var not in self.tiles:
             raise NkiEmitError(f"reads {var!r} before any statement writes it", statement)
         if var in self.psum_vars:
-            copy = self.copies.get(var)
+            copy = self._copy_holding(var, operand.slices)
             if copy is None and sbuf:
-                copy = self.evict(var)
+                copy = self.evict(var, operand.slices)
             if copy is not None:
                 return Ref(copy, const_slices(operand.slices))
         return Ref(self.tiles[var], const_slices(operand.slices))
 
-    def evict(self, var: str) -> Tile:
-        """Copy PSUM variable ``var`` to a new SBUF tile (in the open group)."""
+    def _copy_holding(self, var: str, region: tuple[tuple[int, int], ...]) -> Tile | None:
+        """The SBUF copy of PSUM variable ``var`` if it holds ``region``."""
+        found = self.copies.get(var)
+        if found is None:
+            return None
+        copy, held = found
+        inside = held is None or all(
+            start <= lo and hi <= stop for (start, stop), (lo, hi) in zip(held, region, strict=True)
+        )
+        return copy if inside else None
+
+    def evict(self, var: str, region: tuple[tuple[int, int], ...] | None = None) -> Tile:
+        """Copy PSUM variable ``var`` (only ``region`` of it, when given) to a new SBUF tile
+        of its shape (in the open group). A reader of one region of an accumulator still
+        being written elsewhere copies that region only: a copy of the whole tile copied
+        the unfinished part too, and the next matmul into it waited for that copy."""
         source = self.tiles[var]
         copy = self.new_tile(f"{var}_sb", source.shape, self.types.working_code, "sbuf")
-        self.call(
-            "nisa.tensor_copy",
-            ("dst", Ref(copy, whole(copy.shape))),
-            ("src", Ref(source, whole(source.shape))),
-        )
-        self.copies[var] = copy
+        slices = whole(source.shape) if region is None else const_slices(region)
+        self.call("nisa.tensor_copy", ("dst", Ref(copy, slices)), ("src", Ref(source, slices)))
+        self.copies[var] = (copy, region)
         return copy
 
     def constant_tile(
