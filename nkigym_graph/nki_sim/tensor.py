@@ -248,6 +248,17 @@ class Tensor:
         return f"<nki tensor{label} [{dims}] {dtype_name(self.dtype)} in {self.buffer!r}>"
 
 
+def same_view(a: Tensor, b: Tensor) -> bool:
+    """Whether two views are the same elements of the same allocation (``t[...] += u``
+    assigns ``t``'s own view back to it)."""
+    return (
+        a.storage is b.storage
+        and a.data.shape == b.data.shape
+        and a.data.strides == b.data.strides
+        and a.data.__array_interface__["data"] == b.data.__array_interface__["data"]
+    )
+
+
 def mark_written(tensor: Tensor) -> None:
     """Record a non-matmul write into a PSUM view (no-op elsewhere)."""
     state = tensor.psum_state

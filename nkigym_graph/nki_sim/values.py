@@ -35,7 +35,7 @@ from nkigym_graph.nki_sim.operands import (
     write,
 )
 from nkigym_graph.nki_sim.state import fail
-from nkigym_graph.nki_sim.tensor import Tensor
+from nkigym_graph.nki_sim.tensor import Tensor, same_view
 
 Array = np.ndarray[Any, Any]
 
@@ -304,22 +304,13 @@ def update_in_place(target: Tensor, name: str, other: Any) -> Tensor:
     return result
 
 
-def _same_view(a: Tensor, b: Tensor) -> bool:
-    return (
-        a.storage is b.storage
-        and a.data.shape == b.data.shape
-        and a.data.strides == b.data.strides
-        and a.data.__array_interface__["data"] == b.data.__array_interface__["data"]
-    )
-
-
 @instruction("tensor assignment")
 def assign(target: Tensor, key: Any, value: Any) -> None:
     """``t[key] = value``: value is a tile (same elements per partition) or a number."""
     view = target[key]
     if isinstance(value, Tensor):
         uses(view, value)
-        if _same_view(view, value):
+        if same_view(view, value):
             return
         if value.data.size == view.data.size:
             write(view, value.data.reshape(view.shape))

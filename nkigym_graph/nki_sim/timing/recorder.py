@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from nkigym_graph.nki_sim.dtypes import dtype_name
 from nkigym_graph.nki_sim.memory import AllocRecord
 from nkigym_graph.nki_sim.state import current, kernel_line
-from nkigym_graph.nki_sim.tensor import Tensor
+from nkigym_graph.nki_sim.tensor import Tensor, same_view
 
 Box = tuple[int, int, int, int]
 """(first partition, end partition, first byte, end byte) within an allocation."""
@@ -184,7 +184,7 @@ class Recorder:
         if name == "tensor assignment":
             target, key, value = bound.get("target"), bound.get("key"), bound.get("value")
             view = target[key] if isinstance(target, Tensor) else None
-            if view is not None and isinstance(value, Tensor) and _same_view(view, value):
+            if view is not None and isinstance(value, Tensor) and same_view(view, value):
                 return  # ``t[...] += u`` stores t's own view back: no instruction
             if view is not None:
                 written.append(view)
@@ -289,16 +289,6 @@ def _contiguous_bytes(tensor: Tensor) -> int:
             break
         run *= n
     return run
-
-
-def _same_view(a: Tensor, b: Tensor) -> bool:
-    """Whether two views are the same elements of the same allocation."""
-    return (
-        a.storage is b.storage
-        and a.data.shape == b.data.shape
-        and a.data.strides == b.data.strides
-        and a.data.__array_interface__["data"] == b.data.__array_interface__["data"]
-    )
 
 
 def _folded_accumulation(name: str, written: list[Tensor], read: list[Tensor]) -> bool:
