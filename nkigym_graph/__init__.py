@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from nkigym_graph.dot import FOLDS as DOT_FOLDS
     from nkigym_graph.dot import to_dot, to_dot_diff, write_dot
     from nkigym_graph.errors import (
+        BatchFallbackWarning,
         NkigymError,
         ParseError,
         PluginError,
@@ -125,6 +126,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "nkigym_graph.cost.models": ("estimate",),
     "nkigym_graph.dot": ("to_dot", "to_dot_diff", "write_dot"),
     "nkigym_graph.errors": (
+        "BatchFallbackWarning",
         "NkigymError",
         "ParseError",
         "PluginError",
@@ -240,6 +242,7 @@ __all__ = [
     "Analysis",
     "Artifact",
     "Backend",
+    "BatchFallbackWarning",
     "CircularBufferCount",
     "CircularBufferError",
     "CostModel",

@@ -97,3 +97,9 @@ class SearchError(NkigymError):
     result: object = None
     """When the best program's confirmation failed: the search's unconfirmed result (a
     ``SearchResult``); else None."""
+
+
+class BatchFallbackWarning(UserWarning):
+    """A batch of a transform's matches failed, so saturation applied one match instead
+    (much slower on a large program). A built-in transform never does this; a plugin's
+    match that understates its footprint (``reads``, ``mentions``) does."""

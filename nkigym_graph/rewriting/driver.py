@@ -20,10 +20,11 @@ layer's (``nkigym_graph.plugin.transforms``).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from nkigym_graph.errors import TransformError
+from nkigym_graph.errors import BatchFallbackWarning, TransformError
 from nkigym_graph.ir.arguments import describe, require_int, require_type
 from nkigym_graph.ir.collector import collector_paused
 from nkigym_graph.ir.program import Program
@@ -112,6 +113,13 @@ def _apply_batch(
     except TransformError as err:
         if len(batch) == 1:
             raise _failure(history, transform.name, err) from err
+        warnings.warn(
+            f"{transform.name}: a batch of {len(batch)} non-conflicting matches failed ({err}); "
+            "saturation applies one match at a time instead. Check that each match states every "
+            "statement it relies on (reads) and every variable it touches (mentions)",
+            BatchFallbackWarning,
+            stacklevel=2,
+        )
     try:
         return 1, apply_edits(program, [batch[0].edit], transform=transform.name)
     except TransformError as err:

@@ -6,7 +6,7 @@ import pytest
 
 import nkigym_graph as nkigym
 from nkigym_graph import Edit, Match, Program, Transform
-from nkigym_graph.errors import TransformError
+from nkigym_graph.errors import BatchFallbackWarning, TransformError
 from nkigym_graph.ir.statement import make_attrs
 
 
@@ -104,3 +104,37 @@ def test_check_compares_every_output_of_the_result() -> None:
     assert Verifier(program, VerifySettings(seed=0)).check(changed) is None  # samples miss it
     with pytest.raises(TransformError, match=r"saturation check: batch 1 \(change_one_tile x1\)"):
         nkigym.saturate(program, [wrong], check=True)
+
+
+class CarelessReluFold(Transform):
+    """relu(relu(x)) -> relu(x), each match built with an empty footprint: two matches in a
+    chain each remove what the other forwards to, so their batch fails."""
+
+    name = "careless_relu_fold"
+
+    def analyze(self, program: Program) -> list[Match]:
+        from nkigym_graph.rewriting.patterns import forward
+
+        found = []
+        for node in program.statements_of("activation"):
+            reads = [src for src, _ in program.incoming[0][node]]
+            if program[node].attr("op") == "relu" and any(
+                program[src].op.name == "activation" and program[src].attr("op") == "relu" for src in reads
+            ):
+                edit = forward(program, node)
+                if edit is not None:
+                    found.append(Match(self.name, (node,), edit, program_hash=program.canonical_hash))
+        return found
+
+
+def relus(x):  # type: ignore[no-untyped-def]
+    return nkigym.activation(nkigym.activation(nkigym.activation(x, op="relu"), op="relu"), op="relu")
+
+
+def test_a_batch_that_falls_back_to_one_match_warns_naming_the_transform() -> None:
+    """Saturation fell back to one match per batch without a word (the plugin's footprint
+    was understated): it still ends at the same program, and now warns."""
+    program = nkigym.tile(relus, {"x": (128, 128)})
+    with pytest.warns(BatchFallbackWarning, match=r"careless_relu_fold: a batch of 2 .*\(reads\)"):
+        folded = nkigym.saturate(program, [CarelessReluFold()], check=True)
+    assert len(folded.statements_of("activation")) == 1
