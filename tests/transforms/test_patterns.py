@@ -265,6 +265,8 @@ def test_bad_patterns_and_edits_are_named() -> None:
             "capture names used twice: x",
         ),
         (lambda: Pattern(3), "the op must be an op name or None, got 3"),  # type: ignore[arg-type]
+        (lambda: Pattern("activation", capture=3), r"capture must be a name \(a str\), got 3"),  # type: ignore[arg-type]
+        (lambda: Pattern("activation", where=True), r"where must be a function .*, got True"),  # type: ignore[arg-type]
     ],
 )
 def test_a_pattern_that_could_never_match_is_refused_when_built(build, message: str) -> None:

@@ -111,6 +111,12 @@ class Pattern:
         for operand in operands:
             if operand is not None and not isinstance(operand, Pattern):
                 raise TransformError(f"an operand pattern must be a Pattern or None, got {operand!r}")
+        if capture is not None and (not isinstance(capture, str) or not capture.isidentifier()):
+            raise TransformError(f"Pattern({op_name!r}): capture must be a name (a str), got {capture!r}")
+        if where is not None and not callable(where):
+            raise TransformError(
+                f"Pattern({op_name!r}): where must be a function (program, node) -> bool, got {where!r}"
+            )
         op = checked_op("Pattern", op_name, attrs)
         if op is not None and len(operands) > len(op.read_positions) + len(op.write_positions):
             raise TransformError(
