@@ -15,10 +15,14 @@ Per statement (the tables below, keyed by op name or engine):
   slower for fp32 inputs; ``nc_transpose`` is a matmul against an identity (2x slower
   for fp32 in transpose mode).
 - **Vector / Scalar Engines**: ~N cycles per input operand (N = elements per
-  partition; a ``[P, 1]`` operand is held, not streamed) plus ~100 fixed cycles, at
-  0.96 / 1.2 GHz.
+  partition; a ``[P, 1]`` operand is held, not streamed) plus ~100 (Vector) or ~200
+  (Scalar, the timing constants' ``scalar_fixed_cycles``) fixed cycles, at 0.96 / 1.2 GHz.
+- **Engine hand-overs**: a statement on a compute engine that depends on a statement
+  of another compute engine starts ``engine_sync_ns`` (0.5 us) after it ends (the
+  semaphore hand-over the profile times; a task of no engine inserted before it).
 - A PSUM tile read by the DMA or the Tensor Engine is first evicted to SBUF by a
-  Vector Engine copy (one per read).
+  Vector Engine copy (one per read), after a hand-over, and the reader sees the copy
+  after another (a compute engine; a DMA transfer's latency starts after the copy).
 - Tile dtypes are the kernel's (``pricing.kernel_dtype``): a matmul result fp32 in PSUM,
   a loaded or transposed tile its input's, any other computed tile the program's output
   dtype (a ``[P, 1]`` statistic fp32), so a bf16 MLP's second matmul, whose stationary

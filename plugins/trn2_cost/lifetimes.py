@@ -172,8 +172,11 @@ def evictions_of(
             node = ids[at]
             latency[node] = [Task("", fixed, tuple([src for src, _ in data[node]]))]
             out[node] = latency[node]
-    nodes = nodes[table.columns.evicts[rows[nodes]]]
     sync = timing_constants("trn2").engine_sync_ns * 1e-9
+    handed = _hand_overs(program, rows, table, nodes, sync)
+    for node, task in handed.items():
+        out[node] = [task]
+    nodes = nodes[table.columns.evicts[rows[nodes]]]
     for at, row in zip(nodes.tolist(), rows[nodes].tolist(), strict=True):
         node = ids[at]
         operands = statements[at].operands
@@ -192,5 +195,41 @@ def evictions_of(
             first = tasks[0]
             tasks[0] = Task(first.engine, first.seconds + sync + copies, first.deps)
         if tasks:
-            out[node] = tasks
+            out[node] = [handed[node], *tasks] if node in handed else tasks
     return out
+
+
+COMPUTE_ENGINES = frozenset({"tensor", "vector", "scalar", "gpsimd"})
+"""Engines whose instructions wait for a result of another compute engine through a
+semaphore (``engine_sync_ns``); a DMA transfer's own latency covers its wait."""
+
+
+def _hand_overs(
+    program: Program, rows: np.ndarray, table: PriceTable, nodes: np.ndarray, sync: float
+) -> dict[int, Task]:
+    """Per statement of ``nodes`` (positions) on a compute engine that depends on
+    statements of another compute engine (data or ordering edges: a read of their
+    result, or a write over what they read), a task of no engine ``sync`` long after
+    those statements: the semaphore hand-over between engines, as the profile times it
+    (an instruction sees another compute engine's result ``engine_sync_ns`` after it
+    ends; the engines keep working meanwhile, but an engine's queue is in order, so the
+    waiting instruction holds the ones behind it)."""
+    queue = table.columns.queue[rows]  # per position (the columns first: they may add engines)
+    compute = np.array([engine in COMPUTE_ENGINES for engine in table.engines], dtype=bool)
+    waiting = nodes[compute[queue[nodes]]]
+    if not len(waiting):
+        return {}
+    data, order = program.incoming
+    ids, position = program.ids, program.position
+    found: dict[int, Task] = {}
+    for at in waiting.tolist():
+        node = ids[at]
+        own = queue[at]
+        others = []
+        for src in dict.fromkeys([src for src, _ in data[node]] + [src for src, _ in order[node]]):
+            theirs = queue[position(src)]
+            if theirs != own and compute[theirs]:
+                others.append(src)
+        if others:
+            found[node] = Task("", sync, tuple(others))
+    return found

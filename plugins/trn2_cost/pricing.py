@@ -185,8 +185,18 @@ def _transpose(stmt: Statement, pricing: Pricing) -> Work:
 def _stream(stmt: Statement, pricing: Pricing) -> Work:
     reads = stmt.reads
     streams = max(1, sum(1 for read in reads if _free(read.slices) > 1))  # a [P, 1] operand is held
-    cycles = streams * _free(reads[0].slices) + pricing.facts["vector_fixed_cycles"]
+    cycles = streams * _free(reads[0].slices) + _fixed_cycles(stmt.op.engine, pricing)
     return Work(_cycles(stmt, pricing, cycles), volume(reads[0].slices))
+
+
+def _fixed_cycles(engine: str, pricing: Pricing) -> float:
+    """Fixed cycles of one Vector or Scalar instruction: the Vector Engine's ~100
+    (REFERENCE), the Scalar Engine's from the timing constants the profile shares
+    (``scalar_fixed_cycles``: activation-table and pipeline fill, twice the Vector
+    Engine's), not the Vector Engine's figure at the Scalar clock."""
+    if engine == "scalar":
+        return pricing.timing.scalar_fixed_cycles
+    return pricing.facts["vector_fixed_cycles"]
 
 
 def _gpsimd(stmt: Statement, pricing: Pricing) -> Work:

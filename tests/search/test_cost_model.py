@@ -155,8 +155,9 @@ def test_a_trainium_target_without_the_facts_is_refused() -> None:
 def test_elementwise_tails_and_transposes_run_on_their_engines() -> None:
     tail = estimate(tiled_matmul(256, 256, 256, tail="tanh"))
     plain = estimate(tiled_matmul(256, 256, 256))
-    # four activations of 128 x 128 on the Scalar Engine: ~N cycles + 100 fixed each, at 1.2 GHz
-    assert tail.engine_seconds["scalar"] == pytest.approx(4 * (128 + 100) / 1.2e9)
+    # four activations of 128 x 128 on the Scalar Engine: ~N cycles + 200 fixed each (the
+    # Scalar Engine's fixed cycles, not the Vector Engine's 100), at 1.2 GHz
+    assert tail.engine_seconds["scalar"] == pytest.approx(4 * (128 + 200) / 1.2e9)
     assert tail.flops == plain.flops + 4 * 128 * 128
     transposed = estimate(ng.tile(lambda a: ng.nc_transpose(a), {"a": (128, 256)}))
     assert transposed.engine_seconds["tensor"] > 0 and transposed.flops == 0
