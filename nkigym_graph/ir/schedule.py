@@ -51,6 +51,7 @@ from typing import Any
 from nkigym_graph.errors import NkigymError
 
 _NAME = re.compile(r"^[A-Za-z_][\w.]*$")
+_DIGITS = re.compile(r"^[0-9]+$")
 
 
 class ScheduleError(NkigymError):
@@ -199,7 +200,8 @@ class Schedule:
             pairs = []
             for item in items:
                 name, colon, number = item.rpartition(":")
-                if not colon or not number.isdigit():
+                # ASCII digits only: str.isdigit() also accepts '²', which int() refuses
+                if not colon or not _DIGITS.match(number):
                     raise ScheduleError(f"cannot read {item!r} in {key} of schedule {text!r}")
                 pairs.append((name, int(number)))
             fields[key] = pairs

@@ -64,6 +64,8 @@ def test_ahead_is_part_of_the_schedule_text() -> None:
     [
         ("order=M,N,K ahead=K", r"ahead=K: .* 'K' must be a loop of order=M,N,K other than the innermost"),
         ("order=M,N ahead=K", r"ahead=K: .* 'K' must be a loop of order=M,N other than the innermost"),
+        # without an order nothing runs ahead: refused, not silently ignored
+        ("ahead=M", r"ahead=M: .* 'M' must be a loop of order=\(none\) other than the innermost"),
     ],
 )
 def test_a_loop_that_cannot_run_ahead_is_refused_naming_it(schedule: str, message: str) -> None:

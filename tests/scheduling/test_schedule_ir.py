@@ -44,6 +44,9 @@ def test_text_is_canonical_whatever_the_order_of_its_parts() -> None:
         ("blocks=M:0", r"blocks\[M\] must be an integer >= 1, got 0"),
         ("bogus", "cannot read 'bogus'"),
         ("buffers=psum:-1", "cannot read 'psum:-1' in buffers"),
+        # str.isdigit() holds for these, int() refuses them: a ScheduleError, not a ValueError
+        ("blocks=M:\u00b2", "cannot read 'M:\u00b2' in blocks"),
+        ("buffers=psum:\u2463", "cannot read 'psum:\u2463' in buffers"),
     ],
 )
 def test_malformed_text_is_refused_naming_the_part(text: str, message: str) -> None:
