@@ -117,6 +117,149 @@ def describe(block: Sequence[Unit]) -> Description:
     )
 
 
+class _UnitDescriber(_Describer):
+    """Describes one unit on its own for :class:`Descriptions`: a buffer the unit does not
+    create (and that is not an HBM tensor) is left as a hole (``_OUTSIDE``, its object in
+    ``outside``) for the block to resolve; a loop index term it cannot resolve (a loop of
+    an earlier unit) gives up (:class:`_NotLocal`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.outside: list[Base] = []
+        self.holes: list[int] = []
+        """Positions in ``sig`` of ``("local", i)`` items (to shift by the block's earlier
+        allocations) and of ``_OUTSIDE`` holes, in order."""
+        self.shifts: list[int] = []
+        """Positions in ``sig`` of loop-term tuples that name a loop (to shift by the
+        block's earlier loops)."""
+
+    def base(self, obj: Base) -> None:
+        if id(obj) in self.local:
+            self.holes.append(len(self.sig))
+            self.sig.append(("local", self.local[id(obj)]))
+        elif isinstance(obj, Hbm):
+            self.sig.append(("hbm", obj.name))
+        else:
+            self.holes.append(len(self.sig))
+            self.outside.append(obj)
+            self.sig.append(_OUTSIDE)
+
+    def affine(self, value: Affine, modulus: int = 0) -> None:
+        self.vec.append(value.const)
+        self.moduli.append(modulus)
+        if value.terms:
+            loops = self.loops
+            if any(loop not in loops for loop, _ in value.terms):
+                raise _NotLocal
+            self.shifts.append(len(self.sig))
+            self.sig.append(tuple((loops[loop], coeff) for loop, coeff in value.terms))
+        else:
+            self.sig.append(())
+
+
+class _NotLocal(Exception):
+    """A unit's integers name a loop outside the unit."""
+
+
+_OUTSIDE = ("outside",)
+
+
+@dataclass(frozen=True)
+class _UnitDescription:
+    unit: Unit
+    """Kept so that its identity (the cache key) is not reused."""
+    sig: tuple[Hashable, ...]
+    vec: tuple[int, ...]
+    moduli: tuple[int, ...]
+    created: tuple[Tile | Family, ...]
+    lines: int
+    loops: int
+    holes: tuple[int, ...]
+    shifts: tuple[int, ...]
+    outside: tuple[Base, ...]
+
+
+class Descriptions:
+    """:func:`describe` of blocks built from descriptions of their units, each unit
+    described once (units are immutable; remembered by identity, kept alive). A block's
+    description is the same as :func:`describe` gives: a buffer created by an earlier
+    unit of the block is local to it, loop positions and allocation positions count from
+    the block's start."""
+
+    def __init__(self) -> None:
+        self._units: dict[int, _UnitDescription | None] = {}
+        self._alive: list[Unit] = []
+
+    def _unit(self, unit: Unit) -> _UnitDescription | None:
+        key = id(unit)
+        if key in self._units:
+            return self._units[key]
+        walker = _UnitDescriber()
+        try:
+            walker.units((unit,))
+        except _NotLocal:
+            self._alive.append(unit)
+            self._units[key] = None
+            return None
+        found = _UnitDescription(
+            unit,
+            tuple(walker.sig),
+            tuple(walker.vec),
+            tuple(walker.moduli),
+            tuple(walker.created),
+            walker.lines,
+            len(walker.loops),
+            tuple(walker.holes),
+            tuple(walker.shifts),
+            tuple(walker.outside),
+        )
+        self._units[key] = found
+        return found
+
+    def describe(self, block: Sequence[Unit]) -> Description:
+        """``describe(block)``."""
+        parts = []
+        for unit in block:
+            part = self._unit(unit)
+            if part is None:
+                return describe(block)
+            parts.append(part)
+        if len(parts) == 1 and not parts[0].outside:
+            part = parts[0]
+            return Description(part.sig, part.vec, part.moduli, part.created, part.lines)
+        sig: list[Hashable] = []
+        vec: list[int] = []
+        moduli: list[int] = []
+        created: list[Tile | Family] = []
+        local: dict[int, int] = {}
+        loops = lines = 0
+        for part in parts:
+            here = len(sig)
+            sig += part.sig
+            made = len(created)
+            if made or part.outside:
+                outside = iter(part.outside)
+                for at in part.holes:
+                    item = sig[here + at]
+                    if item is _OUTSIDE:
+                        obj = next(outside)
+                        position = local.get(id(obj))
+                        sig[here + at] = ("outer", id(obj)) if position is None else ("local", position)
+                    elif made:
+                        sig[here + at] = ("local", item[1] + made)  # type: ignore[index]
+            if loops:
+                for at in part.shifts:
+                    sig[here + at] = tuple((loop + loops, coeff) for loop, coeff in sig[here + at])  # type: ignore[attr-defined]
+            vec += part.vec
+            moduli += part.moduli
+            for position, obj in enumerate(part.created, made):
+                local[id(obj)] = position
+            created += part.created
+            loops += part.loops
+            lines += part.lines
+        return Description(tuple(sig), tuple(vec), tuple(moduli), tuple(created), lines)
+
+
 @dataclass
 class Substitution:
     """How to rebuild the first block as a loop body.

@@ -170,7 +170,7 @@ class KernelBuilder:
         self._instrs.append(Assign(name, code))
 
     def describe(self, node: int) -> str:
-        return self.program.describe(node)
+        return statement_text(self.program, node)
 
     # -- buffers ----------------------------------------------------------------------
     def new_tile(self, stem: str, shape: tuple[int, ...], dtype: str, buffer: str) -> Tile:
@@ -467,3 +467,17 @@ def _itemsize(dtype: str, types: KernelTypes) -> int:
         return NKI_ITEMSIZE[dtype[3:]]
     param = dtype.removesuffix(".dtype")
     return NKI_ITEMSIZE[types.params[param]]
+
+
+_TEXTS = ("nki_backend", "statement_text")
+
+
+def statement_text(program: Program, node: int) -> str:
+    """``program.describe(node)`` (the statement's text, the comment above its code),
+    remembered in the program's memo: the emitter lowers one program several times and
+    several lowerings quote the same statement."""
+    texts: dict[int, str] = program.memo.setdefault(_TEXTS, {})
+    text = texts.get(node)
+    if text is None:
+        text = texts[node] = program.describe(node)
+    return text

@@ -12,7 +12,7 @@ from nkigym_graph.ir.statement import Statement
 from nkigym_graph.ir.targets import Target
 from nkigym_graph.ir.variables import INTERMEDIATE, OUTPUT
 
-from .builder import KernelBuilder, KernelTypes, Lowering
+from .builder import KernelBuilder, KernelTypes, Lowering, statement_text
 from .engines import SCALAR, VECTOR, Recipe, reachable
 from .errors import NkiEmitError
 from .fusion import plan_fusions, sums_activation
@@ -88,13 +88,13 @@ def lower_program(
             continue  # done by another statement's instruction
         group = moments.get(node)
         if group is not None:
-            kb.open("moments", program.describe(node), node)
-            taken = lower_moments(kb, group, program.describe(node))
+            kb.open("moments", statement_text(program, node), node)
+            taken = lower_moments(kb, group, statement_text(program, node))
             kb.close()
             if taken:
                 done.update(group.members)
                 continue
-        kb.open(stmt.op.name, program.describe(node), node)
+        kb.open(stmt.op.name, statement_text(program, node), node)
         lowering.lower(node, stmt, kb)
         kb.close()
         evicted = last_write.get(node)

@@ -22,7 +22,7 @@ from nkigym_graph.ir.targets import Target
 from nkigym_graph.scheduling.allocate import psum_written_directly
 from nkigym_graph.scheduling.plan import KernelPlan
 
-from .builder import KernelBuilder, KernelTypes, Lowering
+from .builder import KernelBuilder, KernelTypes, Lowering, statement_text
 from .errors import NkiEmitError
 from .ir import Pool
 from .names import NKI_ITEMSIZE, identifier, nki_dtype
@@ -56,7 +56,7 @@ def lower_plan(
             kb.slots[var] = (pools[slot.stream], slot.number)
         stmt = program[step.node]
         lowering = kb.lowering(step.node)
-        comment = program.describe(step.node)
+        comment = statement_text(program, step.node)
         kb.open(
             stmt.op.name, f"{comment}  (again: its buffer was reused)" if step.reload else comment, step.node
         )

@@ -10,6 +10,11 @@ constants. Then it starts again on the shorter list, so K loops roll first, then
 of output tiles, then the rows themselves. A rotating pool's slot index need only be
 affine modulo the pool's count (``psum[(i0 + 2) % 4]``).
 
+Since a fold that rewrites later code starts the search again, the roller remembers
+what does not change: each unit's key, description (:class:`.blocks.Descriptions`) and
+buffers, and each stretch's best boxes (by period and unit identities), so a restart
+costs a scan of the keys rather than describing every block again.
+
 Tiles a loop allocates that later code still reads are collected into a list
 (``tensor_0_tiles = []`` before the loop, ``tensor_0_tiles.append(tensor_0)`` inside)
 and the later code indexes the list. Code that does not repeat stays straight-line.
@@ -27,9 +32,9 @@ Example (a 2 x 2 tiled matmul, K = 2)::
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
-from .blocks import Description, Substitution, describe, instr_key, referenced, rewrite_refs, substitute
+from .blocks import Description, Descriptions, Substitution, instr_key, referenced, rewrite_refs, substitute
 from .boxes import Box, find_boxes
 from .ir import Affine, Family, Group, Loop, Ref, Tile, Unit
 from .names import NameTable
@@ -46,6 +51,9 @@ class Roller:
         self._next_loop = 0
         self._keys: dict[int, tuple[Unit, int]] = {}
         self._interned: dict[Hashable, int] = {}
+        self._referenced: dict[int, tuple[Unit, frozenset[int]]] = {}
+        self._descriptions = Descriptions()
+        self._phases: dict[tuple[int, tuple[int, ...]], tuple[tuple[Unit, ...], list[Placement]]] = {}
 
     # -- keys -------------------------------------------------------------------------
     def key(self, unit: Unit) -> int:
@@ -81,33 +89,47 @@ class Roller:
         if not stretches:
             return None
         units = list(units)
-        users: dict[int, list[int]] | None = None
+        folded = False
         out: list[Unit] = []
         cursor = 0
         for start, end in stretches:
             if start < cursor:
                 continue
             for at, box in self._best_phase(units, start, end, period):
-                if users is None:
-                    users = _users(units)
+                folded = True
                 out += units[cursor:at]
-                loop, rewrote = self._fold(units, at, period, box, users)
+                loop, rewrote = self._fold(units, at, period, box)
                 out.append(loop)
                 cursor = at + box.count * period
                 if rewrote:  # later code changed: look again from the smallest period
                     return out + units[cursor:]
-        if users is None:
+        if not folded:
             return None
         out += units[cursor:]
         return out
 
     def _best_phase(self, units: list[Unit], start: int, end: int, period: int) -> list[Placement]:
+        """The boxes of the phase that saves most lines in the stretch ``[start, end)``.
+
+        A fold that rewrites later code starts the search again on the whole list, so the
+        same stretches come back many times: the boxes (relative to ``start``) are
+        remembered per period and units (by identity; the entry keeps the units alive, so
+        their identities are not reused)."""
+        stretch = tuple(units[start:end])
+        memo = (period, tuple(map(id, stretch)))
+        hit = self._phases.get(memo)
+        if hit is None:
+            hit = (stretch, [(at - start, box) for at, box in self._best_phase_of(units, start, end, period)])
+            self._phases[memo] = hit
+        return [(start + at, box) for at, box in hit[1]]
+
+    def _best_phase_of(self, units: list[Unit], start: int, end: int, period: int) -> list[Placement]:
         best: tuple[tuple[int, int, int], list[Placement]] | None = None
         for phase in range(start, min(start + period, end)):
             blocks = (end - phase) // period
             if blocks < 2:
                 break
-            found = _place(units, phase, period, blocks)
+            found = _place(units, phase, period, blocks, self._descriptions.describe)
             score = (sum(b.saved for _, b in found), -sum(b.nonzeros for _, b in found), -phase)
             if found and (best is None or score > best[0]):
                 best = (score, found)
@@ -115,14 +137,33 @@ class Roller:
                 break  # every block in one box: no other phase does better
         return [] if best is None else best[1]
 
+    def _users(self, units: list[Unit], idents: set[int]) -> dict[int, list[int]]:
+        """Buffer identity (of ``idents``) -> positions of the units that read or write it."""
+        users: dict[int, list[int]] = {}
+        remembered = self._referenced
+        for position, unit in enumerate(units):
+            hit = remembered.get(id(unit))
+            found = hit[1] if hit is not None and hit[0] is unit else self._referenced_by(unit)
+            if not found.isdisjoint(idents):
+                for ident in found & idents:
+                    users.setdefault(ident, []).append(position)
+        return users
+
+    def _referenced_by(self, unit: Unit) -> frozenset[int]:
+        """``referenced(unit)``, remembered per unit (kept alive with it)."""
+        hit = self._referenced.get(id(unit))
+        if hit is not None and hit[0] is unit:
+            return hit[1]
+        found = frozenset(referenced(unit))
+        self._referenced[id(unit)] = (unit, found)
+        return found
+
     # -- folding ----------------------------------------------------------------------
     def _new_loop_id(self) -> int:
         self._next_loop += 1
         return self._next_loop
 
-    def _fold(
-        self, units: list[Unit], at: int, period: int, box: Box, users: dict[int, list[int]]
-    ) -> tuple[Loop, bool]:
+    def _fold(self, units: list[Unit], at: int, period: int, box: Box) -> tuple[Loop, bool]:
         """The loop for ``box``, and whether code after it was rewritten to use its lists."""
         blocks = [units[at + k * period : at + (k + 1) * period] for k in range(box.count)]
         inner = self._new_loop_id()
@@ -134,7 +175,8 @@ class Roller:
         flat = ((inner, 1),) if outer is None else ((outer, box.inner), (inner, 1))
         plan = Substitution(holes, flat, {}, {})
         span = range(at, at + box.count * period)
-        created = [describe(block).created for block in blocks]
+        created = [self._descriptions.describe(block).created for block in blocks]
+        users = self._users(units, {id(obj) for made in created for obj in made})
         outside: dict[int, tuple[Family, int, bool]] = {}
         new_families: list[Family] = []
         for position, first in enumerate(created[0]):
@@ -186,7 +228,9 @@ def _stretches(keys: list[int], period: int) -> list[tuple[int, int]]:
     return out
 
 
-def _place(units: list[Unit], phase: int, period: int, count: int) -> list[Placement]:
+def _place(
+    units: list[Unit], phase: int, period: int, count: int, describe: Callable[[Sequence[Unit]], Description]
+) -> list[Placement]:
     """Boxes among ``count`` blocks from ``phase``, within runs of equal signatures."""
     descs: list[Description] = [
         describe(units[phase + k * period : phase + (k + 1) * period]) for k in range(count)
@@ -200,15 +244,6 @@ def _place(units: list[Unit], phase: int, period: int, count: int) -> list[Place
                 found.append((phase + (run + box.start) * period, box))
             run = k
     return found
-
-
-def _users(units: list[Unit]) -> dict[int, list[int]]:
-    """Buffer identity -> positions of the units that read or write it."""
-    users: dict[int, list[int]] = {}
-    for position, unit in enumerate(units):
-        for ident in referenced(unit):
-            users.setdefault(ident, []).append(position)
-    return users
 
 
 def _rewrite_outside(
