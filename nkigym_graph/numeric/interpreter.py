@@ -52,8 +52,9 @@ def run(
     round_to: np.dtype | None = None,
 ) -> dict[str, np.ndarray]:
     """Execute ``program`` and return every variable's final value. With ``round_to``,
-    every result a statement writes (not accumulates) is rounded to that dtype, as a
-    kernel's tiles hold them."""
+    every result a statement writes is rounded to that dtype, as a kernel's tiles hold
+    them, except into a variable that statements accumulate into (a partial sum, which
+    a kernel keeps in fp32 PSUM)."""
     compute = np.dtype(dtype) if dtype is not None else np.dtype(np.float64)
     check_memory(program, compute, dtype is not None, max_bytes, "interpret")
     env: dict[str, np.ndarray] = {}
@@ -73,6 +74,7 @@ def run(
         env[out.name] = np.zeros(out.shape, dtype=compute if dtype is not None else out.dtype)
     variables = program.variables
     cache: dict[Slices, tuple[slice, ...]] = {}
+    accumulated = {stmt.dst.var for stmt in program.statements if stmt.accumulate} if round_to else set()
     for stmt in program.statements:
         op = stmt.op
         attrs = stmt.attr_map
@@ -82,8 +84,9 @@ def run(
             continue
         inputs = [env[v][_index(s, cache)] for v, s in (stmt.operands[p] for p in op.read_positions)]
         result = op.compute(inputs, attrs)
-        if round_to is not None and not stmt.accumulate:
-            result = np.asarray(result).astype(round_to).astype(compute)
+        if round_to is not None and var not in accumulated:
+            with np.errstate(over="ignore"):  # beyond the dtype's range is inf, as in a tile
+                result = np.asarray(result).astype(round_to).astype(compute)
         target = env.get(var)
         if target is None:
             info = variables[var]

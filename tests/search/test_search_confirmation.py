@@ -7,6 +7,7 @@ reported."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 import pytest
@@ -139,3 +140,38 @@ def test_a_bf16_kernel_whose_rounding_exp_magnifies_is_confirmed() -> None:
     program = ng.tile(exp_of_relu, {"a": (128, 128), "b": (128, 128)}, dtype="bfloat16")
     result = ng.search(program, budget=4, progress=False)
     assert result.profile is not None
+
+
+def exp_of_matmul(a, b):  # type: ignore[no-untyped-def]
+    return ng.activation(ng.nc_matmul(a, b), op="exp")
+
+
+def tanh_of_matmul(a, b):  # type: ignore[no-untyped-def]
+    return ng.activation(ng.nc_matmul(a, b), op="tanh")
+
+
+@pytest.mark.parametrize(
+    ("function", "shapes", "dtype"),
+    [
+        (exp_of_matmul, {"a": (128, 128), "b": (128, 256)}, "float16"),  # the rounded run overflows
+        (tanh_of_matmul, {"a": (256, 200), "b": (256, 384)}, "float8_e4m3"),  # K split: t = ...; t += ...
+    ],
+)
+def test_a_wrong_kernel_is_refused_where_rounding_gives_no_bound(
+    monkeypatch: pytest.MonkeyPatch, function: Any, shapes: dict[str, tuple[int, int]], dtype: str
+) -> None:
+    """The allowance for rounding must not excuse a wrong kernel: where the program run with
+    its results rounded overflowed, the allowance was infinite (zeros, negated outputs and
+    nan were accepted), and rounding a K-split matmul's first partial sum made it wider than
+    tanh's whole range."""
+    real = nki_sim.profile
+
+    def negated(*args, **kwargs):  # type: ignore[no-untyped-def]
+        found = real(*args, **kwargs)
+        return dataclasses.replace(found, outputs=-np.nan_to_num(np.asarray(found.outputs, dtype=np.float32)))
+
+    program = ng.tile(function, shapes, dtype=dtype)
+    assert ng.search(program, budget=6, progress=False).profile is not None  # the real kernel passes
+    monkeypatch.setattr(nki_sim, "profile", negated)
+    with pytest.raises(ng.SearchError, match="computes something else than the program"):
+        ng.search(program, budget=6, progress=False)
