@@ -27,7 +27,7 @@ from nkigym_graph.ir.dtypes import resolve_dtype
 from nkigym_graph.nki_sim.dtypes import to_dtype
 from nkigym_graph.numeric.compare import errors, magnitude
 from nkigym_graph.plugin.manager import plugin_sources
-from nkigym_graph.search.confirm import KERNEL_DTYPE_FOR, KERNEL_RTOL
+from nkigym_graph.search.confirm import KERNEL_DTYPE_FOR, kernel_tolerance
 from nkigym_graph.text import dumps_program, read_program, write_program
 
 
@@ -162,7 +162,7 @@ def simulate(args: argparse.Namespace) -> int:
         if dtype == "float32":
             ok = error <= 1e-4 * (size or 1.0) + 1e-5
         else:  # a narrower output rounds every result to it: the tolerance of search's check
-            ok = error <= KERNEL_RTOL.get(dtype, 2.0**-4) * max(size, 1.0)
+            ok = error <= kernel_tolerance(dtype, size)
         print(f"{which}max |simulated - interpreted| = {error:.3e} ({'ok' if ok else 'MISMATCH'})")
         agree = agree and ok
     return 0 if agree else 1

@@ -37,6 +37,14 @@ KERNEL_RTOL = {
 }
 """How close an NKI kernel's outputs are to the program's, relative to the largest output,
 by the kernel's output dtype (its tiles round each result to it along a chain)."""
+
+
+def kernel_tolerance(dtype: str, size: float) -> float:
+    """How far an NKI kernel's output in ``dtype`` may be from the program's, for an output
+    whose largest magnitude is ``size`` (``KERNEL_RTOL`` of it, at least of 1)."""
+    return KERNEL_RTOL.get(dtype, 2.0**-4) * max(size, 1.0)
+
+
 PROGRAM_RTOL = {dtype: KERNEL_RTOL[dtype] for dtype in ("float8_e4m3", "float8_e5m2")}
 """How close a netlist's evaluation is to the program's for program dtypes no Buda data
 format holds: the netlist keeps an fp8 program's values in ``Float32``, while the
@@ -140,7 +148,7 @@ def require_agreement(confirmation: NetlistConfirmation) -> NetlistConfirmation:
     return confirmation
 
 
-def _as_exact_as_the_program(
+def _within_rounding(
     program: Program, inputs: dict[str, np.ndarray], outputs: Any, index: int, dtype: str, tolerance: float
 ) -> bool:
     """Whether kernel output ``index`` is within ``tolerance`` of the exact (float64)
@@ -186,12 +194,9 @@ def confirm_with_profile(program: Program, seed: int = 0) -> Any:
     given = {p.name: a.astype(np.float64) for p, a in zip(program.params, arrays, strict=True)}
     outputs = found.outputs if isinstance(found.outputs, tuple) else (found.outputs,)
     dtype = kernel_dtype or program.output_dtype
-    rtol = KERNEL_RTOL.get(dtype, 2.0**-4)
     for index, (worst, size) in enumerate(_differences(program, given, outputs)):
-        tolerance = rtol * max(size, 1.0)
-        if worst > tolerance and not _as_exact_as_the_program(
-            program, given, outputs, index, dtype, tolerance
-        ):
+        tolerance = kernel_tolerance(dtype, size)
+        if worst > tolerance and not _within_rounding(program, given, outputs, index, dtype, tolerance):
             raise SearchError(
                 f"the best program's NKI kernel computes something else than the program: output "
                 f"{index} differs by up to {worst:.3g} (tolerance {tolerance:.3g} for {dtype}) on random "
