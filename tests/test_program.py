@@ -30,6 +30,23 @@ def test_snapshot_cannot_be_mutated(program) -> None:
         program.statements[0].op = None  # type: ignore[misc]
 
 
+def test_graph_attributes_are_read_only_and_copies_are_mutable(program) -> None:
+    graph = program.graph
+    with pytest.raises(TypeError):
+        graph.nodes[3]["stmt"] = program.statements[1]
+    with pytest.raises(TypeError):
+        graph.edges[1, 3]["uses"] = ()
+    with pytest.raises(TypeError):
+        graph.graph["name"] = "other"
+    assert program.graph.nodes[3]["stmt"] is program.statements[3]
+    assert program.graph.edges[1, 3]["uses"]
+    for copy in (nx.DiGraph(graph), graph.copy()):
+        copy.nodes[3]["stmt"] = None
+        copy.edges[1, 3]["uses"] = ()
+        copy.add_node(99)
+        assert graph.nodes[3]["stmt"] is program.statements[3] and 99 not in graph
+
+
 def test_graph_nodes_carry_statements_and_edges_carry_uses(program) -> None:
     graph = program.graph
     assert nx.is_directed_acyclic_graph(graph)

@@ -4,12 +4,16 @@
 an attribute dict for each); a snapshot is built once from edges known to be unique,
 so it fills the graph's documented dict-of-dicts structure (``_node``, ``_succ`` /
 ``_adj``, ``_pred``; see the "Subclasses (Advanced)" notes of ``networkx.DiGraph``)
-directly, then freezes it. The result is an ordinary ``DiGraph``.
+directly, then freezes it. The result is an ordinary ``DiGraph`` whose structure is
+frozen and whose attribute mappings (graph, nodes, edges) are read-only, so nothing
+done to the graph changes the snapshot it shows; ``networkx.DiGraph(graph)`` or
+``graph.copy()`` gives a mutable copy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import networkx as nx
@@ -22,12 +26,12 @@ def frozen_digraph(
 ) -> nx.DiGraph:
     """A frozen DiGraph with ``nodes`` (in this order) and the given (unique) edges."""
     graph = nx.DiGraph()
-    graph._node.update(zip(nodes, node_attrs, strict=True))
-    succ: dict[int, dict[int, dict[str, Any]]] = {i: {} for i in nodes}
-    pred: dict[int, dict[int, dict[str, Any]]] = {i: {} for i in nodes}
+    graph._node.update(zip(nodes, map(MappingProxyType, node_attrs), strict=True))
+    succ: dict[int, dict[int, Mapping[str, Any]]] = {i: {} for i in nodes}
+    pred: dict[int, dict[int, Mapping[str, Any]]] = {i: {} for i in nodes}
     for u, v, attrs in edges:
-        succ[u][v] = attrs
-        pred[v][u] = attrs
+        succ[u][v] = pred[v][u] = MappingProxyType(attrs)
     graph._succ.update(succ)
     graph._pred.update(pred)
+    graph.graph = MappingProxyType(graph.graph)
     return nx.freeze(graph)
