@@ -53,10 +53,15 @@ Array = np.ndarray
 
 
 def _as_queue_tensor(queue: Queue, value: object) -> Array:
+    where = f"input '{queue.name}'"
     try:
-        array = np.asarray(value, dtype=np.float64)
+        array = np.asarray(value)
+        if array.dtype.kind != "c":
+            array = array.astype(np.float64)
     except (TypeError, ValueError) as exc:
-        raise NetlistEvaluationError(f"input '{queue.name}'", f"is not a numeric array: {exc}") from None
+        raise NetlistEvaluationError(where, f"is not a numeric array: {exc}") from None
+    if array.dtype.kind == "c":  # a cast would drop the imaginary parts, with only a warning
+        raise NetlistEvaluationError(where, f"is complex ({array.dtype}); queues hold real numbers")
     given = array.shape
     if array.ndim == 2 and queue.t == 1:
         array = array[np.newaxis]
@@ -110,17 +115,22 @@ def _spill(df: str | None) -> Callable[[Array], Array]:
     return lambda partial: quantize(partial, df)
 
 
-def _compute(netlist: Netlist, op: NetlistOp, operands: list[Array]) -> Array:
+def _compute(netlist: Netlist, op: NetlistOp, operands: list[Array], max_tiles: int) -> Array:
     attributes = op.attributes
     if op.type == "fused_op":
         fused = netlist.fused_ops.get(op.fused_op_id or "")
         if fused is None:
             raise NetlistEvaluationError(f"op '{op.name}'", f"fused op '{op.fused_op_id}' is not defined")
-        return run_fused_op(op, fused, operands)
+        return run_fused_op(op, fused, operands, max_tiles)
     if op.type == "matmul":
         m_k, u_kt = attributes.get("m_k"), attributes.get("u_kt")
         out = numerics.matmul(
-            operands[0], operands[1], m_k and int(m_k), u_kt and int(u_kt), _spill(op.intermed_df)
+            operands[0],
+            operands[1],
+            m_k and int(m_k),
+            u_kt and int(u_kt),
+            _spill(op.intermed_df),
+            max_tiles,
         )
         if attributes.get("bias"):
             out = out + numerics.tile_broadcast(operands[2], "r")
@@ -135,11 +145,12 @@ def _compute(netlist: Netlist, op: NetlistOp, operands: list[Array]) -> Array:
     return numerics.elementwise(op.type, operands, attributes)
 
 
-def _run_op(netlist: Netlist, op: NetlistOp, operands: list[Array]) -> Array:
+def _run_op(netlist: Netlist, op: NetlistOp, operands: list[Array], max_tiles: int) -> Array:
+    """``op``'s output; no tensor it makes holds more than ``max_tiles`` tiles."""
     where = f"op '{op.name}'"
     try:
-        operands = [numerics.apply_tms(x, op.input_tms(i)) for i, x in enumerate(operands)]
-        out = _compute(netlist, op, operands)
+        operands = [numerics.apply_tms(x, op.input_tms(i), max_tiles) for i, x in enumerate(operands)]
+        out = _compute(netlist, op, operands, max_tiles)
     except numerics.MALFORMED as exc:
         raise NetlistEvaluationError(where, str(exc)) from exc
     if op.type != "fused_op" and op.attributes.get("relu_en"):
@@ -167,16 +178,17 @@ def _read(
     raise NetlistEvaluationError(where, f"input '{name}' is neither a queue nor an op")
 
 
-def _execute(netlist: Netlist, graph: str, state: dict[str, Array]) -> None:
+def _execute(netlist: Netlist, graph: str, state: dict[str, Array], max_tiles: int) -> None:
     ops = netlist.ops(graph)
     values: dict[str, Array] = {}
     for op in _dependency_order(ops, graph):
-        values[op.name] = _run_op(netlist, op, [_read(netlist, op, n, values, state) for n in op.inputs])
+        operands = [_read(netlist, op, n, values, state) for n in op.inputs]
+        values[op.name] = _run_op(netlist, op, operands, max_tiles)
     for queue in netlist.queues.values():
         if queue.input not in values:
             continue
         try:
-            data = numerics.apply_tms(values[queue.input], queue.input_tms)
+            data = numerics.apply_tms(values[queue.input], queue.input_tms, max_tiles)
         except ValueError as exc:
             raise NetlistEvaluationError(f"queue '{queue.name}'", str(exc)) from exc
         if data.shape != queue.shape:
@@ -202,13 +214,15 @@ def evaluate_netlist(
     queues such as rams) to arrays of the queue's shape. Raises
     :class:`NetlistEvaluationError` naming the op (and fused sub-op) it cannot run, and
     :class:`NetlistError` when the netlist cannot be read. ``netlist``, ``path=`` and
-    ``limits`` are as for :func:`~nkigym_graph.buda.netlist.load_netlist`.
+    ``limits`` are as for :func:`~nkigym_graph.buda.netlist.load_netlist`; a matmul
+    product or a broadcast input past ``limits.tensor_tiles`` (which the netlist's
+    declared sizes do not bound) is refused, naming the op, before it is computed.
     """
     loaded = load_netlist(netlist, path=path, limits=limits)
     check_evaluation_limits(loaded, limits)
     state = _initial_state(loaded, inputs)
     for graph in graph_runs(loaded):
-        _execute(loaded, graph, state)
+        _execute(loaded, graph, state, limits.tensor_tiles)
     outputs = {}
     for queue in loaded.output_queues():
         if queue.name in state:

@@ -39,18 +39,25 @@ def _operand(
     raise NetlistEvaluationError(where, f"operand '{name}' is not an input, intermediate or dest")
 
 
-def _compute(sub: SubOp, operands: list[Array], intermed_df: str | None) -> Array:
+def _compute(sub: SubOp, operands: list[Array], intermed_df: str | None, max_tiles: int | None) -> Array:
     if sub.is_matmul:  # m_k > 1: the partial sum waits in the output intermediate
         return numerics.matmul(
-            operands[0], operands[1], sub.m_k, sub.u_kt, lambda partial: quantize(partial, intermed_df)
+            operands[0],
+            operands[1],
+            sub.m_k,
+            sub.u_kt,
+            lambda partial: quantize(partial, intermed_df),
+            max_tiles,
         )
     if sub.is_reduce:
         return numerics.reduce(operands[0], str(sub.reduce_dim), str(sub.reduce_type))
     return numerics.elementwise(sub.type, operands, sub.attributes)
 
 
-def run_fused_op(op: NetlistOp, fused: FusedOp, inputs: list[Array]) -> Array:
-    """The output tensor of graph op ``op`` running ``fused`` on ``inputs``."""
+def run_fused_op(op: NetlistOp, fused: FusedOp, inputs: list[Array], max_tiles: int | None = None) -> Array:
+    """The output tensor of graph op ``op`` running ``fused`` on ``inputs``; a sub-op's
+    broadcast operand or matmul product of more than ``max_tiles`` tiles is refused
+    before it is made."""
     if len(inputs) != fused.inputs:
         raise NetlistEvaluationError(
             f"op '{op.name}'", f"has {len(inputs)} inputs, fused op {fused.id} takes {fused.inputs}"
@@ -63,8 +70,8 @@ def run_fused_op(op: NetlistOp, fused: FusedOp, inputs: list[Array]) -> Array:
         where = f"op '{op.name}' (fused op {fused.id}), schedule {s}, sub-op '{sub.name}'"
         operands = [_operand(name, inputs, intermed, dest, where) for name in sub.inputs]
         try:
-            operands = [numerics.apply_tms(x, sub.input_tms(i)) for i, x in enumerate(operands)]
-            result = _compute(sub, operands, op.intermed_df)
+            operands = [numerics.apply_tms(x, sub.input_tms(i), max_tiles) for i, x in enumerate(operands)]
+            result = _compute(sub, operands, op.intermed_df, max_tiles)
         except numerics.MALFORMED as exc:
             raise NetlistEvaluationError(where, str(exc)) from exc
         if sub.attributes.get("relu_en"):

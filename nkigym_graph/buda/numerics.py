@@ -6,6 +6,8 @@ threshold (mode ``min``: keep ``x > threshold``, else 0; mode ``max``: clamp to
 ``[0, threshold]``). Reduces leave their result in row 0 (``dim: r``) or column 0
 (``dim: c``) of one tile and zeros elsewhere, exactly like the golden tile reduce.
 Every function raises ``ValueError`` with a plain reason; callers add the op's name.
+Those that make a larger tensor than they read (``matmul``, a ``broadcast`` TM) take
+``max_tiles`` and refuse, before making it, a result of more tiles than that.
 """
 
 from __future__ import annotations
@@ -105,16 +107,36 @@ def relu(x: Array, attributes: Mapping[Any, Any]) -> Array:
     return np.where(x > threshold, np.maximum(x, 0.0), 0.0)
 
 
+def check_tiles(shape: tuple[int, ...], max_tiles: int | None, what: str) -> None:
+    """``ValueError`` if a ``(t, rows, cols)`` tensor of ``shape`` would hold more than
+    ``max_tiles`` tiles (None: no bound); ``what`` names the tensor."""
+    if max_tiles is None:
+        return
+    t, rows, cols = shape
+    tiles = t * -(-rows // TILE) * -(-cols // TILE)
+    if tiles > max_tiles:
+        raise ValueError(
+            f"{what} would hold {tiles} tiles, more than NetlistLimits.tensor_tiles = {max_tiles}"
+        )
+
+
 def matmul(
-    a: Array, b: Array, m_k: int | None, u_kt: int | None, spill: Callable[[Array], Array] | None = None
+    a: Array,
+    b: Array,
+    m_k: int | None,
+    u_kt: int | None,
+    spill: Callable[[Array], Array] | None = None,
+    max_tiles: int | None = None,
 ) -> Array:
     """``a @ b`` per ``t``; the inner dim must be ``m_k * u_kt`` tiles when both are given.
 
     With ``spill``, the inner dim is contracted in ``m_k`` steps of ``u_kt`` tiles and the
     partial sum between steps is ``spill(partial)``: the backend keeps it in the op's
-    intermediate buffer, in its ``intermed_df``, and reloads it for the next step."""
+    intermediate buffer, in its ``intermed_df``, and reloads it for the next step. A
+    product of more than ``max_tiles`` tiles is refused before it is computed."""
     if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
         raise ValueError(f"matmul inputs have shapes {a.shape} and {b.shape}")
+    check_tiles((a.shape[0], a.shape[1], b.shape[2]), max_tiles, f"the product of {a.shape} and {b.shape}")
     if m_k is not None and u_kt is not None and a.shape[2] != m_k * u_kt * TILE:
         raise ValueError(
             f"inner dim is {a.shape[2] // TILE} tiles but m_k * u_kt = {m_k} * {u_kt} = {m_k * u_kt}"
@@ -170,14 +192,17 @@ def _slice_factor(size: int, n: int, what: str) -> int:
     return size // n
 
 
-def apply_tm(x: Array, tm: Tm) -> Array:
-    """One TM on a ``(t, rows, cols)`` tensor."""
+def apply_tm(x: Array, tm: Tm, max_tiles: int | None = None) -> Array:
+    """One TM on a ``(t, rows, cols)`` tensor (a broadcast to more than ``max_tiles`` tiles
+    is refused before it is made)."""
     t, rows, cols = x.shape
     n = int(tm.factor or 1)
     if tm.name == "broadcast":
         reps = {"z": (n, 1, 1), "r": (1, n, 1), "c": (1, 1, n)}.get(str(tm.dim))
         if reps is None:
             raise ValueError(f"broadcast dim must be r, c or z, got '{tm.dim}'")
+        spread = tuple(size * rep for size, rep in zip(x.shape, reps, strict=True))
+        check_tiles(spread, max_tiles, f"{x.shape} after {tm}")
         return np.tile(x, reps)
     if tm.name == "tile_broadcast":
         return tile_broadcast(x, str(tm.dim))
@@ -198,7 +223,8 @@ def apply_tm(x: Array, tm: Tm) -> Array:
     raise ValueError(f"TM '{tm}' is not evaluated")
 
 
-def apply_tms(x: Array, tms: tuple[Tm, ...]) -> Array:
+def apply_tms(x: Array, tms: tuple[Tm, ...], max_tiles: int | None = None) -> Array:
+    """The TMs in order (see :func:`apply_tm`)."""
     for tm in tms:
-        x = apply_tm(x, tm)
+        x = apply_tm(x, tm, max_tiles)
     return x

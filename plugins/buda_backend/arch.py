@@ -3,7 +3,9 @@
 The worker grid, NOC count, dest capacity and fused-op limits come from the target's
 facts (``nkigym_graph.ir.targets``); these are the netlist settings the targets do not hold.
 Grayskull has no Float32 accumulation, so its netlists compute in Float16_b (dest then
-holds 8 tiles per ublock); Wormhole B0 and Blackhole use Float32 throughout (4 tiles).
+holds 8 tiles per ublock); Wormhole B0 and Blackhole use Float32 throughout (4 tiles),
+except that an op with a reduce reading Float16 accumulates in Float16
+(:meth:`Arch.op_acc_df`).
 A bfloat16 (float16) program's queues and op data are Float16_b (Float16) on every arch;
 ``df=`` asks for another data format (``Bfp8_b``: block floating point, one exponent per
 16 values) for queues and op data, accumulation staying the arch's and intermediates
@@ -14,9 +16,11 @@ is stored in ``Float16_b`` too (``Arch.stored_df``). The numpy evaluator stores 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nkigym_graph.buda.arch import arch_target
+from nkigym_graph.buda.rules.formats import EXP_A_FORMATS
 from nkigym_graph.buda.rules.limits import dest_tiles
 from nkigym_graph.ir.targets import Target
 
@@ -64,6 +68,21 @@ class Arch:
         if shape[1] % TILE and self.df != self.intermed_df:
             return self.intermed_df
         return self.df
+
+    def op_acc_df(self, in_dfs: Sequence[str], reduces: bool) -> str:
+        """Dest format of an op reading ``in_dfs``: ``acc_df``, but Float16 for an op with
+        a reduce reading an exponent-a format (Float16) when ``acc_df`` is Float32, which
+        the backend refuses (tenstorrent/budabackend#1464, rule ``formats.reduce_exp_a``).
+        A 16-bit dest holds twice the tiles of a Float32 one, so blocks sized for
+        :attr:`dest_tiles` fit it.
+
+        >>> arch = get_arch("wormhole_b0", "float16")
+        >>> arch.op_acc_df(["Float16"], reduces=True), arch.op_acc_df(["Float16"], reduces=False)
+        ('Float16', 'Float32')
+        """
+        if reduces and self.acc_df == "Float32" and any(df in EXP_A_FORMATS for df in in_dfs):
+            return "Float16"
+        return self.acc_df
 
     @property
     def dest_tiles(self) -> int:

@@ -48,7 +48,7 @@ class _Emitter:
         self.arch = arch
         self.graph_name = program.name or "graph"
         try:
-            check_padding(program)
+            check_padding(program, (arch.intermed_df, arch.acc_df))
         except ValueError as err:
             raise BudaEmitError(str(err)) from None
         self.nodes: NodeGraph = build_nodes(stack_stitched(lift(program)))

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from nkigym_graph.buda import evaluate_netlist
+from nkigym_graph.ir.arguments import describe
 from nkigym_graph.plugin.protocols import Artifact
 
 from .constants import constant_array
@@ -46,8 +47,22 @@ def _pad(array: np.ndarray, shape: tuple[int, int], name: str) -> np.ndarray:
     return out
 
 
+def _real_array(value: object, name: str) -> np.ndarray:
+    """Input ``name`` as a float64 array; :class:`BudaEmitError` if it is not a real one."""
+    try:
+        array = np.asarray(value)
+        if array.dtype.kind != "c":
+            return array.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise BudaEmitError(f"input {name!r} is not a numeric array: {exc}") from None
+    raise BudaEmitError(f"input {name!r} is complex ({array.dtype}); queues hold real numbers")
+
+
 def netlist_inputs(artifact: Artifact, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """Host queue contents for ``evaluate_netlist`` from the program's input arrays."""
+    """Host queue contents for ``evaluate_netlist`` from the program's input arrays (a map
+    of parameter name to real array; :class:`BudaEmitError` names a wrong one)."""
+    if not isinstance(inputs, Mapping):
+        raise BudaEmitError(f"inputs must be a map of parameter name to array, got {describe(inputs)}")
     params: Mapping[str, list[int]] = artifact.facts["params"]
     unknown = sorted(set(inputs) - set(params))
     missing = sorted(set(params) - set(inputs))
@@ -60,7 +75,7 @@ def netlist_inputs(artifact: Artifact, inputs: Mapping[str, Any]) -> dict[str, n
     for name, description in artifact.facts["host_queues"].items():
         shape = queue_shape(artifact.parsed["queues"][name])
         if "param" in description:
-            array = np.asarray(inputs[description["param"]], dtype=np.float64)
+            array = _real_array(inputs[description["param"]], description["param"])
             expected = tuple(params[description["param"]])
             if array.shape != expected:
                 raise BudaEmitError(

@@ -98,9 +98,18 @@ def _finish_exit(group: GroupMicros) -> None:
 
 
 def _op_spec(
-    arch: Arch, kind: str, grid: Pair, dims: Dims, sources: list[Source], names: Names, shape: Pair
+    arch: Arch,
+    kind: str,
+    grid: Pair,
+    dims: Dims,
+    sources: list[Source],
+    names: Names,
+    shape: Pair,
+    reduces: bool = False,
 ) -> dict[str, Any]:
-    """The op's netlist entry, reading ``sources`` and writing a tensor of ``shape``."""
+    """The op's netlist entry, reading ``sources`` and writing a tensor of ``shape``
+    (``reduces``: the op, or a sub-op of it, is a reduce)."""
+    in_df = [source_df(s, arch) for s in sources]
     spec: dict[str, Any] = {
         "type": kind,
         "grid_size": list(grid),
@@ -110,10 +119,10 @@ def _op_spec(
         "ublock": list(dims[1]),
         "buf_size_mb": 2,
         "ublock_order": "r",
-        "in_df": [source_df(s, arch) for s in sources],
+        "in_df": in_df,
         "out_df": arch.stored_df(shape),
         "intermed_df": arch.intermed_df,
-        "acc_df": arch.acc_df,
+        "acc_df": arch.op_acc_df(in_df, reduces),
         "math_fidelity": arch.math_fidelity,
         "untilize_output": False,
     }
@@ -142,12 +151,14 @@ def build_op(
     if len(group.order) == 1:
         sub = group.subs[group.exit]
         sources = [o for o in sub.inputs if not isinstance(o, int)]
-        spec = _op_spec(arch, sub.type, grid, out_dims, sources, names, sub.shape)
+        spec = _op_spec(arch, sub.type, grid, out_dims, sources, names, sub.shape, sub.type == "reduce")
         if sub.attributes:
             spec["attributes"] = dict(sub.attributes)
         return BuiltOp(name, exit_node, tuple(members), grid, spec, sources, None, 1)
     fused = build_schedules(group, dims, grayskull=arch.name == "grayskull")
     sources = fused.sources
-    spec = _op_spec(arch, "fused_op", grid, out_dims, sources, names, group.subs[group.exit].shape)
+    reduces = any(group.subs[i].type == "reduce" for i in group.order)
+    shape = group.subs[group.exit].shape
+    spec = _op_spec(arch, "fused_op", grid, out_dims, sources, names, shape, reduces)
     spec["attributes"] = {"fused_op_id": None}
     return BuiltOp(name, exit_node, tuple(members), grid, spec, sources, fused.spec, fused.sub_ops)

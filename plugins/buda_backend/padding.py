@@ -5,10 +5,13 @@ and contracts ``K`` as matmuls that multiply the padding by zeros (a column of o
 shorter than the tile, the other operand's zero padding). That is exact while the
 padding is finite. An op that turns the zeros into ``-inf``, ``inf`` or nan (``log``,
 ``reciprocal``, ``rsqrt``, a ``sqrt`` of a shifted value) makes those products nan,
-which would spread into the real outputs. ``check_padding`` follows the padding value of
-every variable through the program (each op's own semantics applied to it; an operand
-spread from one row or column contributes a real value there, not its padding) and
-refuses a contraction over a padded axis of a variable whose padding is not finite.
+which would spread into the real outputs. So does a finite value too large for the data
+format the netlist stores it in (``exp(x + 100)`` on the zeros is exp(100), inf in
+Float32; ``exp(x + 12)`` is inf in Float16). ``check_padding`` follows the padding value
+of every variable through the program (each op's own semantics applied to it, the result
+rounded to the netlist's data formats; an operand spread from one row or column
+contributes a real value there, not its padding) and refuses a contraction over a padded
+axis of a variable whose padding is not finite.
 
 >>> import nkigym_graph as ng
 >>> def f(x):
@@ -27,6 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from nkigym_graph.buda.quantize import quantize
 from nkigym_graph.ir.ops.base import Op
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.statement import Statement
@@ -40,10 +44,12 @@ REAL = 1.0
 real values (the spread copies them, never its own padding)."""
 
 
-def check_padding(program: Program) -> None:
+def check_padding(program: Program, formats: Sequence[str] = ()) -> None:
     """``ValueError`` naming the first statement that contracts a padded axis of a
-    variable whose padding an op made non-finite (see the module docstring). A program
-    that contracts no padded axis is not followed at all."""
+    variable whose padding an op made non-finite (see the module docstring). ``formats``
+    are the Buda float data formats the netlist keeps values in (its intermediates and
+    dest); every padding value is rounded to each, so one beyond a format's range is inf.
+    A program that contracts no padded axis is not followed at all."""
     contracted_by = {op: _contracted(op) for op in {stmt.op for stmt in program.statements}}
     if not any(
         _padded_sums(stmt, contracted_by[stmt.op]) for stmt in program.statements if contracted_by[stmt.op]
@@ -60,12 +66,13 @@ def check_padding(program: Program) -> None:
                 raise ValueError(
                     f"statement `{program.describe(node)}`: it sums {extent} "
                     f"{'column(s)' if dim else 'row(s)'} of {operand.var!r}, and the netlist would "
-                    f"add the tile padding, where an op made {values[index]} (which times 0 is nan); "
+                    f"add the tile padding, where an op made {values[index]}{_held_in(formats)} "
+                    "(which times 0 is nan); "
                     f"pad the tensor to a multiple of {TILE} {'columns' if dim else 'rows'}"
                 )
-        result = _padding_of(stmt, values, bool(contracted), results)
+        result = _padding_of(stmt, values, bool(contracted), results, formats)
         dst = stmt.dst.var
-        pad[dst] = pad.get(dst, 0.0) + result if stmt.accumulate else result
+        pad[dst] = _stored(pad.get(dst, 0.0) + result, formats) if stmt.accumulate else result
 
 
 def _padded_sums(stmt: Statement, contracted: dict[int, list[int]]) -> list[tuple[int, int, int]]:
@@ -96,8 +103,26 @@ def _contracted(op: Op) -> dict[int, list[int]]:
     return found
 
 
+def _held_in(formats: Sequence[str]) -> str:
+    """Where the padding value is held, for the refusal's message."""
+    return f" as held in {' / '.join(dict.fromkeys(formats))}" if formats else ""
+
+
+def _stored(value: float, formats: Sequence[str]) -> float:
+    """``value`` rounded to each data format of ``formats`` in turn (beyond a format's
+    range it is inf)."""
+    array = np.full((1, 16), value)  # one block of 16 values, whole for any format
+    for df in formats:
+        array = quantize(array, df)
+    return float(array[0, 0])
+
+
 def _padding_of(
-    stmt: Statement, values: Sequence[float], contracts: bool, results: dict[tuple[object, ...], float]
+    stmt: Statement,
+    values: Sequence[float],
+    contracts: bool,
+    results: dict[tuple[object, ...], float],
+    formats: Sequence[str] = (),
 ) -> float:
     """The padding of ``stmt``'s result given its operands' paddings ``values`` (``results``
     memoizes the op's semantics by op, attributes, paddings and spread operands, for one
@@ -116,7 +141,7 @@ def _padding_of(
     key = (op.name, id(stmt.attrs), tuple(v.hex() for v in values), spread)
     found = results.get(key)
     if found is None:
-        found = results[key] = _computed(stmt, values, spread)
+        found = results[key] = _stored(_computed(stmt, values, spread), formats)
     return found
 
 

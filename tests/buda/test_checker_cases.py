@@ -264,6 +264,42 @@ def test_layernorm_like_fused_op_with_reductions_and_broadcasts_passes() -> None
     assert check_netlist(text) == []
 
 
+def test_an_empty_fused_op_or_schedule_is_an_error() -> None:
+    """The backend asserts "Must have schedules" and "Must have scheduled_ops"; the checker
+    only warned (schedule.output_last), so the default check passed such a netlist."""
+    empty_schedule = fused_netlist([[sub("a", "datacopy", ["input0"], "output")]]) + "      - []\n"
+    no_schedules = fused_netlist([]).replace("schedules:\n", "schedules: []\n")
+    for text, message in (
+        (empty_schedule, "schedule 1: schedule has no sub-ops"),
+        (no_schedules, "no schedules"),
+    ):
+        found = [(v.rule, v.severity) for v in check_netlist(text)]
+        assert ("schedule.non_empty", "error") in found, found
+        assert any(message in str(v) for v in check_netlist(text))
+
+
+@pytest.mark.parametrize("df", ["Float16", "Bfp8", "Bfp4", "Bfp2"])
+def test_a_reduce_with_float32_dest_reading_an_exponent_a_format_is_an_error(df: str) -> None:
+    """tt-budabackend issue #1464: a reduce (a graph op, or a sub-op of a fused op) with
+    acc_df Float32 cannot read exponent-a formats; the backend asserts it in both places."""
+    formats = {"acc_df": "Float32", "out_df": "Float16_b", "intermed_df": "Float16_b"}
+    reduce = sub("r", "reduce", ["input0"], "intermed0", attributes="{type: max, dim: c, m_k: 1, u_kt: 1}")
+    schedules = [[reduce], [sub("m", "multiply", ["intermed0", "input1"], "output", pop="[intermed0]")]]
+    fused = fused_netlist(schedules, in_df=["Float16_b", df], **formats)
+    (violation,) = [v for v in check_netlist(fused) if v.rule == "formats.reduce_exp_a"]
+    assert (violation.graph_op, violation.sub_op) == ("op0", "r")
+    assert f"in_df[1] = {df}" in violation.message and "acc_df Float32" in violation.message
+    assert check_netlist(fused_netlist(schedules, in_df=["Float16_b", "Bfp8_b"], **formats)) == []
+    graph_reduce = (
+        "    op1: {type: reduce, grid_loc: [0, 1], grid_size: [1, 1], inputs: [in0], in_df: [Float16], "
+        "acc_df: Float32, out_df: Float16, intermed_df: Float16, t: 1, mblock: [1, 1], ublock: [1, 1], "
+        "attributes: {type: max, dim: c, m_k: 1, u_kt: 1}}\n"
+    )
+    text = fused_netlist([[sub("a", "datacopy", ["input0"], "output")]], extra_ops=graph_reduce)
+    (violation,) = [v for v in check_netlist(text) if v.rule == "formats.reduce_exp_a"]
+    assert violation.graph_op == "op1" and "in_df[0] = Float16" in violation.message
+
+
 def test_rules_are_printable_and_documented() -> None:
     table = rules_table().splitlines()
     assert len(table) == len(RULES)

@@ -3,8 +3,11 @@ any work (small limits keep these fast; nothing here asserts a time)."""
 
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 from buda.builders import fused_netlist, sub
 
@@ -76,6 +79,90 @@ def test_evaluation_refuses_a_broadcast_past_the_tile_limit() -> None:
         ng.evaluate_netlist(text, {})
 
 
+def _outer_product_netlist(tiles: int, fused: bool) -> str:
+    """A [tiles x 1] by [1 x tiles] tile matmul whose op declares one tile: its product
+    (tiles x tiles tiles) is far larger than any tensor the netlist holds."""
+    queue = "{{type: queue, input: {src}, entries: 1, grid_size: [1, 1], t: 1, mblock: {mb}, ublock: [1, 1], "
+    queue += "df: Float32, target_device: 0, loc: dram, dram: [[{ch}, 0x10000000]]}}"
+    queues = {"a": ("HOST", f"[{tiles}, 1]", 0), "b": ("HOST", f"[1, {tiles}]", 1), "c": ("mm", "[1, 1]", 2)}
+    lines = [f"  {name}: " + queue.format(src=src, mb=mb, ch=ch) for name, (src, mb, ch) in queues.items()]
+    attributes = "{fused_op_id: 0}" if fused else "{m_k: 1, u_kt: 1}"
+    op = (
+        f"    mm: {{type: {'fused_op' if fused else 'matmul'}, grid_loc: [0, 0], grid_size: [1, 1], "
+        "inputs: [a, b], in_df: [Float32, Float32], t: 1, mblock: [1, 1], ublock: [1, 1], acc_df: Float32, "
+        f"out_df: Float32, intermed_df: Float32, math_fidelity: HiFi4, attributes: {attributes}}}"
+    )
+    fused_ops = (
+        "fused_ops:\n  0:\n    inputs: 2\n    intermediates: 0\n    schedules:\n"
+        "      - - p: {type: matmul, inputs: [input0, input1], attributes: {m_k: 1, u_kt: 1}, "
+        "mblock: [1, 1], ublock: [1, 1], output: output}\n"
+    )
+    return (
+        "devices: {arch: wormhole_b0}\nqueues:\n" + "\n".join(lines) + "\ngraphs:\n  g:\n" + op
+        + "\nprograms:\n  - run: [{execute: {graph_name: g}}]\n" + (fused_ops if fused else "")
+    )  # fmt: skip
+
+
+def _peak_bytes(function: Any) -> int:
+    """The most memory ``function()`` held at once (numpy's arrays included)."""
+    tracemalloc.start()
+    try:
+        function()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["graph_op", "fused_op"])
+def test_evaluation_refuses_a_matmul_product_past_the_tile_limit_before_computing_it(fused: bool) -> None:
+    """The product of a [64 x 1] and a [1 x 64] tile matmul is 4096 tiles (32 MiB here;
+    at 4096 tiles a side, a 128 GiB allocation and a bare MemoryError): it was computed
+    before the op's declared shape was compared, past NetlistLimits.tensor_tiles."""
+    text = _outer_product_netlist(64, fused)
+    inputs = {"a": np.ones((64 * 32, 32)), "b": np.ones((32, 64 * 32))}
+    limits = NetlistLimits(tensor_tiles=64)
+
+    def evaluate() -> None:
+        with pytest.raises(
+            NetlistEvaluationError, match=r"op 'mm'.*4096 tiles.*NetlistLimits.tensor_tiles = 64"
+        ):
+            ng.evaluate_netlist(text, inputs, limits=limits)
+
+    assert _peak_bytes(evaluate) < 8 * 2**20
+
+
+def test_evaluation_refuses_a_fused_broadcast_past_the_tile_limit_before_computing_it() -> None:
+    """A sub-op's broadcast factor was bounded, but not the tensor it spreads: a 64-tile
+    intermediate spread 64 times (4096 tiles) was built before the shapes were compared."""
+    schedules = [
+        [sub("copy", "datacopy", ["input0"], "intermed0")],
+        [sub("wide", "datacopy", ["intermed0"], "intermed1", mb=(1, 64), input_0_tms="[broadcast: {c: 64}]")],
+        [
+            sub(
+                "tall",
+                "datacopy",
+                ["intermed1"],
+                "output",
+                input_0_tms="[broadcast: {r: 64}]",
+                pop="[intermed1]",
+            )
+        ],
+    ]
+    text = fused_netlist(schedules, intermediates=2).replace(
+        "output: intermed1}", "pop: [intermed0], output: intermed1}"
+    )
+
+    def evaluate() -> None:
+        with pytest.raises(NetlistEvaluationError, match=r"sub-op 'tall'.*4096 tiles.*tensor_tiles = 64"):
+            ng.evaluate_netlist(
+                text,
+                {"in0": np.ones((32, 32)), "in1": np.ones((32, 32))},
+                limits=NetlistLimits(tensor_tiles=64),
+            )
+
+    assert _peak_bytes(evaluate) < 8 * 2**20
+
+
 def test_evaluation_refuses_more_tiles_than_the_total_limit() -> None:
     with pytest.raises(
         NetlistError, match=r"its tensors hold 4 tiles, more than NetlistLimits.total_tiles = 3"
@@ -120,6 +207,11 @@ def test_path_keyword_and_path_objects_read_files(tmp_path: Path) -> None:
         ([1, 2], "inputs: must be a map of host queue name to array, got list"),
         ({"in0": "abc", "in1": 0}, "input 'in0': is not a numeric array"),
         ({"nope": 0}, "input 'nope': is not a queue"),
+        # numpy casts complex to real with only a ComplexWarning: the imaginary part was lost
+        (
+            {"in0": np.full((32, 32), 1 + 2j), "in1": 0},
+            r"input 'in0': is complex \(complex128\); queues hold real numbers",
+        ),
     ],
 )
 def test_bad_evaluation_inputs_are_named(inputs: object, message: str) -> None:

@@ -709,6 +709,28 @@ CASES = [
         ),
     ),
     (
+        "schedule.non_empty",  # the fused op's second schedule has no sub-ops
+        fused_netlist([[dc("a", "input0", "output")]]) + "      - []\n",
+        fused_netlist([[dc("a", "input0", "output")]]),
+    ),
+    (
+        "formats.reduce_exp_a",  # a reduce with Float32 dest reading Float16 (exponent-a) inputs
+        fused_netlist(
+            [[sub("r", "reduce", ["input0"], "output", attributes=reduce_attrs("c"))]],
+            in_df=["Float16", "Float16"],
+            acc_df="Float32",
+            out_df="Float16",
+            intermed_df="Float16",
+        ),
+        fused_netlist(
+            [[sub("r", "reduce", ["input0"], "output", attributes=reduce_attrs("c"))]],
+            in_df=["Float16", "Float16"],
+            acc_df="Float16",
+            out_df="Float16",
+            intermed_df="Float16",
+        ),
+    ),
+    (
         "intermed.write_before_read",
         fused_netlist([[sub("a", "add", ["input0", "intermed0"], "output")]]),
         fused_netlist(

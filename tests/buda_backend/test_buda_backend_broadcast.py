@@ -143,6 +143,41 @@ def test_a_sum_over_padding_an_op_made_non_finite_is_refused(function: Any, shap
         ng.emit_artifact(ng.tile(function, shapes, target="wormhole_b0"), backend="buda")
 
 
+@pytest.mark.parametrize(
+    ("dtype", "arch", "bias"),
+    [("float32", "wormhole_b0", 100.0), ("float16", "wormhole_b0", 12.0), ("float32", "grayskull", 100.0)],
+)
+@pytest.mark.parametrize("contract", ["row sum", "matmul"])
+def test_padding_an_op_makes_too_large_for_the_data_format_is_refused(
+    dtype: str, arch: str, bias: float, contract: str
+) -> None:
+    """``exp(x + bias)`` is finite in float64 on the zero padding (exp(100), exp(12)) but
+    inf in the netlist's data format (Float32, Float16, Grayskull's Float16_b), so the
+    sum over the padding was nan in every real output of a netlist the checker passed,
+    where the program (x near -bias) is finite."""
+
+    def summed(x: Any) -> Any:
+        return ng.tensor_reduce(ng.activation(x, op="exp", bias=bias), op="sum")
+
+    def multiplied(x: Any, w: Any) -> Any:
+        return ng.nc_matmul(ng.activation(x, op="exp", bias=bias), w)
+
+    function, shapes = (
+        (summed, {"x": (40, 70)}) if contract == "row sum" else (multiplied, {"x": (40, 70), "w": (40, 30)})
+    )
+    program = ng.tile(function, shapes, dtype=dtype, target=arch)
+    with pytest.raises(BudaEmitError, match="would add the tile padding, where an op made inf"):
+        ng.emit_artifact(program, backend="buda")
+
+
+def test_padding_that_the_data_format_holds_still_emits() -> None:
+    def f(x: Any) -> Any:
+        return ng.tensor_reduce(ng.activation(x, op="exp", bias=10.0), op="sum")
+
+    _, out, a = _evaluate(f, {"x": (40, 70)})
+    np.testing.assert_allclose(out, np.exp(a["x"] + 10.0).sum(axis=1, keepdims=True), rtol=1e-5)
+
+
 def test_a_log_of_whole_tiles_and_of_a_spread_statistic_still_emits() -> None:
     def log_sum_exp_shift(x: Any) -> Any:
         total = ng.activation(ng.tensor_reduce(ng.activation(x, op="exp"), op="sum"), op="log")

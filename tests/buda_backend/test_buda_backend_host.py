@@ -12,7 +12,7 @@ from buda_backend.programs import CASES, MORE_CASES
 import nkigym_graph as ng
 from nkigym_graph.buda.rules.queues import buffer_bytes
 from nkigym_graph.ir.targets import WORMHOLE_B0
-from nkigym_graph_plugins.buda_backend import BudaEmitError, netlist_inputs, program_outputs
+from nkigym_graph_plugins.buda_backend import BudaEmitError, netlist_inputs, program_outputs, run_netlist
 
 
 @pytest.fixture
@@ -58,6 +58,27 @@ def test_inputs_must_be_the_programs_parameters_with_their_shapes(ragged: ng.Art
         netlist_inputs(ragged, {"x": np.zeros((48, 40)), "y": np.zeros(1)})
     with pytest.raises(BudaEmitError, match=r"input 'x' has shape \(40, 48\), expected \(48, 40\)"):
         netlist_inputs(ragged, {"x": np.zeros((40, 48)), "ones": np.ones((1, 40))})
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        (
+            [np.zeros((128, 64)), np.zeros((128, 96))],
+            r"inputs must be a map of parameter name to array, got list",
+        ),
+        ({"a": "x", "b": np.zeros((128, 96))}, r"input 'a' is not a numeric array: could not convert"),
+        ({"a": np.array([[object()]]), "b": np.zeros((128, 96))}, r"input 'a' is not a numeric array"),
+        ({"a": np.full((128, 64), 1j), "b": np.zeros((128, 96))}, r"input 'a' is complex"),
+    ],
+)
+def test_run_netlist_names_an_input_that_is_no_real_array(inputs: object, message: str) -> None:
+    """A list of arrays was a bare TypeError ("unhashable type"), a string or object array
+    a bare ValueError / TypeError from numpy, and a complex array lost its imaginary part
+    with only a ComplexWarning."""
+    artifact = ng.emit_artifact(CASES["matmul"].program(WORMHOLE_B0), backend="buda")
+    with pytest.raises(BudaEmitError, match=message):
+        run_netlist(artifact, inputs)  # type: ignore[arg-type]
 
 
 def test_dram_buffers_are_hex_and_never_overlap_in_a_channel() -> None:

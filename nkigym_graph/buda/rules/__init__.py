@@ -18,6 +18,7 @@ from nkigym_graph.buda.errors import NetlistError
 from nkigym_graph.buda.rules import (  # noqa: F401
     broadcast,
     dims,
+    formats,
     general,
     graph,
     int_ops,
@@ -33,8 +34,8 @@ from nkigym_graph.buda.rules.enforcement import ENFORCEMENT
 from nkigym_graph.buda.rules.registry import Rule, fused_rule, netlist_rule, registered_rules
 
 SECTION_ORDER = (
-    "general", "unsupported", "matmul", "broadcast", "int",
-    "dest", "schedule", "intermed", "dims", "names", "operands", "ops", "limits", "graph", "queues",
+    "general", "unsupported", "matmul", "broadcast", "int", "dest", "schedule",
+    "formats", "intermed", "dims", "names", "operands", "ops", "limits", "graph", "queues",
 )  # fmt: skip
 """Rule id prefixes in listing order: the seed's sections first, in the seed's order."""
 

@@ -130,6 +130,13 @@ ENFORCEMENT: Mapping[str, Enforcement] = MappingProxyType({
                 "Int8/Int32 and input 1 Float32", f"{FUSED}: verify(tt_scheduled_op_info)"),
     "int.arch": _e("error", "asserted: no int fused ops on Grayskull", f"{FUSED}: verify(tt_fused_op_info)"),
     # --- the backend's own checks ---------------------------------------------------------
+    "formats.reduce_exp_a": _e("error", "asserted (tenstorrent/budabackend#1464): a reduce graph op, "
+                               "or a fused op with a reduce sub-op, with acc_df Float32 reads no "
+                               "exponent-a format",
+                               f"{FUSED}: verify(tt_scheduled_op_info); "
+                               "netlist/netlist_op_info_types.cpp: verify(tt_op_info)"),
+    "schedule.non_empty": _e("error", "asserted: a fused op has schedules and each has scheduled ops",
+                             f"{FUSED}: verify(tt_fused_op_info), verify(tt_schedule_info)"),
     "schedule.output_last": _e("warning", "structural (a fused op needs exactly one output writer); "
                                "no explicit assert found", "src/net2hlks/net2hlks.cpp (code generation)"),
     "intermed.write_before_read": _e("error", "asserted: a buffer is active before it is read or popped",
