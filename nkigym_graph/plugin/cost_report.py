@@ -21,7 +21,7 @@ from nkigym_graph.errors import PluginError
 from nkigym_graph.ir.arguments import describe, require_type
 
 _KIB = 1024
-_TEXTS = ("model", "target", "reason")
+_TEXTS = ("model", "target", "reason", "memory_per")
 _NUMBERS = (
     "bytes_moved", "flops", "peak_flops", "knee", "statements", "peak_sbuf_bytes",
     "peak_psum_bytes", "sbuf_capacity", "psum_capacity",
@@ -57,10 +57,19 @@ class CostReport:
     feasible: bool = True
     reason: str = ""
     """Why the program does not fit (empty when feasible)."""
+    memories: tuple[str, str] = ("SBUF", "PSUM")
+    """The target's names for the two on-chip memories the peaks and capacities are of
+    (the scratchpad, then the accumulator; an empty accumulator name when the model does
+    not track one: it is left out of the text)."""
+    memory_per: str = "partition"
+    """What the peaks and capacities are per (a partition, a core)."""
 
     def __post_init__(self) -> None:
         for name in _TEXTS:
             require_type(getattr(self, name), str, f"CostReport {name}", PluginError, "a str")
+        if not _two_names(self.memories):
+            got = describe(self.memories)
+            raise PluginError(f"CostReport memories must be two names (str, str), got {got}")
         require_type(self.feasible, bool, "CostReport feasible", PluginError, "True or False")
         require_type(self.engine_seconds, Mapping, "CostReport engine_seconds", PluginError, "a mapping")
         for name in _NUMBERS:
@@ -130,10 +139,24 @@ class CostReport:
             f"{_time(self.seconds)}, MFU {self.mfu:.1%} of {self.peak_flops / 1e12:.1f} TFLOP/s, "
             f"{self.bound}-bound ({self.intensity:.0f} FLOP/B, knee {self.knee:.0f}); "
             f"{self.bytes_moved / 2**20:.2f} MiB moved, {self.flops / 1e9:.3f} GFLOP; "
-            f"busy: {engines}; SBUF {self.peak_sbuf_bytes / _KIB:.1f}/{self.sbuf_capacity / _KIB:.0f} KiB "
-            f"and PSUM {self.peak_psum_bytes / _KIB:.1f}/{self.psum_capacity / _KIB:.0f} KiB per partition; "
-            f"{fit}"
+            f"busy: {engines}; {self._memory_text()}; {fit}"
         )
+
+    def _memory_text(self) -> str:
+        scratchpad, accumulator = self.memories
+        text = f"{scratchpad} {_use(self.peak_sbuf_bytes, self.sbuf_capacity)}"
+        if accumulator:
+            text += f" and {accumulator} {_use(self.peak_psum_bytes, self.psum_capacity)}"
+        return f"{text} per {self.memory_per}"
+
+
+def _two_names(memories: Any) -> bool:
+    return isinstance(memories, tuple) and len(memories) == 2 and all(isinstance(m, str) for m in memories)
+
+
+def _use(peak: float, capacity: float) -> str:
+    """``peak/capacity KiB``."""
+    return f"{peak / _KIB:.1f}/{capacity / _KIB:.0f} KiB"
 
 
 def _number(name: str, value: Any) -> float:

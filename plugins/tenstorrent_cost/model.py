@@ -29,6 +29,8 @@ CACHE_SIZE = 512
 """Reports kept (by canonical hash and target)."""
 INFEASIBLE_SECONDS = 1.0
 """Modeled time of a program the backend cannot emit (it ranks after every feasible one)."""
+MEMORIES = ("L1", "")
+"""The report's memory: each core's L1 (the model does not track dest use)."""
 
 
 class TenstorrentCostModel:
@@ -87,7 +89,7 @@ class TenstorrentCostModel:
             reason = f"the buda backend cannot emit it: {str(err).splitlines()[0]}"
             return CostReport(
                 self.name, target.name, INFEASIBLE_SECONDS, {}, 0, 0, 1.0, 1.0, len(program), 0, 0,
-                capacity, 0, feasible=False, reason=reason,
+                capacity, 0, feasible=False, reason=reason, memories=MEMORIES, memory_per="core",
             )  # fmt: skip
         clock = constants.clock_hz.value
         engines = {
@@ -113,4 +115,6 @@ class TenstorrentCostModel:
             priced.dest_bytes,
             feasible=priced.feasible,
             reason="; ".join(priced.reasons),
+            memories=MEMORIES,
+            memory_per="core",
         )

@@ -259,6 +259,18 @@ def test_a_cost_report_needs_numbers() -> None:
         _report(PROGRAM, engine_seconds={"tensor": math.inf})
 
 
+@pytest.mark.parametrize("memories", [("L1",), ["L1", ""], ("L1", 2), "L1"], ids=repr)
+def test_a_cost_report_needs_two_memory_names(memories: Any) -> None:
+    with pytest.raises(ng.PluginError, match=r"CostReport memories must be two names"):
+        _report(PROGRAM, memories=memories)
+
+
+def test_a_cost_report_prints_its_own_memory_names() -> None:
+    text = str(_report(PROGRAM, memories=("L1", "dest"), memory_per="core", peak_sbuf_bytes=2048))
+    assert "L1 2.0/0 KiB and dest 0.0/0 KiB per core" in text
+    assert "SBUF" not in str(_report(PROGRAM, memories=("L1", "")))
+
+
 class RaisingModel:
     name = "raising"
 

@@ -95,3 +95,14 @@ def test_a_process_pool_search_gives_the_in_process_result() -> None:
     with ProcessPoolExecutor(max_workers=2) as pool:
         spread = ng.search(program, strategy="beam", seed=0, executor=pool, progress=False, confirm=False)
     assert spread.best == alone.best and spread.cost.seconds == alone.cost.seconds
+
+
+def test_a_tenstorrent_report_names_the_cores_l1_not_sbuf_or_psum() -> None:
+    program = ng.tile(matmul, {"a": (256, 256), "b": (256, 256)}, target="wormhole_b0")
+    report = ng.estimate(program)
+    text = str(report)
+    assert report.memories == ("L1", "") and report.memory_per == "core"
+    assert f"L1 {report.peak_sbuf_bytes / 1024:.1f}/{report.sbuf_capacity / 1024:.0f} KiB per core" in text
+    assert "SBUF" not in text and "PSUM" not in text and "partition" not in text
+    trn2 = str(ng.estimate(ng.tile(matmul, {"a": (256, 256), "b": (256, 256)})))
+    assert "SBUF" in trn2 and "PSUM" in trn2 and "KiB per partition" in trn2
