@@ -246,3 +246,77 @@ def test_derived_snapshots_sharing_their_parents_tables_equal_full_builds(
         kinds |= {type(table).__name__ for table in (child._data_in, child._order_in, child._keys)}
         program = child
     assert kinds == ({"Overlay"} if flatten_min == 1024 else {"Overlay", "dict"})
+
+
+class SplitScaledExp(ng.PatternTransform):
+    """``exp(x * s)`` becomes ``t = x * s`` inserted before a plain ``exp(t)``."""
+
+    name = "test_split_scaled_exp"
+    pattern = ng.Pattern("activation", op="exp", scale=lambda s: s != 1.0, bias=0.0, capture="exp")
+
+    def edit(self, program: Program, found: ng.Found) -> Edit:
+        from nkigym_graph.ir.statement import make_attrs
+        from nkigym_graph.rewriting.patterns import insert_before, new_name, replace
+
+        node = found["exp"]
+        stmt = program[node]
+        tile = Operand(new_name(program, node, "scaled"), tuple((0, b - a) for a, b in stmt.reads[0].slices))
+        scale = ng.Statement(
+            ng.get_op("tensor_scalar"),
+            (stmt.reads[0], tile),
+            make_attrs(op="multiply", scalar=stmt.attr("scale")),
+        )
+        exp = ng.Statement(stmt.op, (tile, stmt.dst), make_attrs(op="exp"))
+        return insert_before(program, node, scale) | replace(program, node, exp)
+
+
+def _scaled_exp(x):  # type: ignore[no-untyped-def]
+    return ng.activation(x, op="exp", scale=0.5)
+
+
+def test_an_edit_inserts_statements_under_fresh_ids_in_program_order() -> None:
+    """An ``Edit`` could replace, absorb and remove statements but not add one: a transform
+    splitting an op in two had to rebuild the program itself (``batched = False``)."""
+    import pickle
+
+    import numpy as np
+
+    root = ng.tile(_scaled_exp, {"x": (128, 384)})
+    (batch, child), *_ = ng.saturate_steps(root, [SplitScaledExp()])
+    assert batch.count == 3 and len(child) == len(root) + 3  # three tiles, one batch
+    new = [node for node in child.ids if node not in root]
+    assert new == list(range(max(root.ids) + 1, max(root.ids) + 4))  # fresh, in program order
+    assert all(
+        child.position(node) + 1 == child.position(exp)
+        for node, exp in zip(new, root.statements_of("activation"), strict=True)
+    )
+    assert all(child[node] == root[node] for node in root.ids if root[node].op.name != "activation")
+    assert_same_snapshot(child, full_build(child))
+    assert (
+        child.rebuilt(child.statements, child.ids).ids == child.ids == pickle.loads(pickle.dumps(child)).ids
+    )
+    transform = SplitScaledExp()
+    again = root
+    for _ in range(3):  # one match at a time, replayed: the same ids
+        again = ng.apply(again, transform, transform.analyze(again)[0])
+    assert again == child and again.ids == child.ids
+    x = np.random.default_rng(0).random((128, 384))
+    np.testing.assert_allclose(ng.interpret(child, x=x), np.exp(0.5 * x), rtol=1e-6)
+    assert ng.saturate(root, [SplitScaledExp(), "operand_merge"], check=True) == ng.saturate(
+        root, [SplitScaledExp(), "operand_merge"]
+    )
+    found = ng.search(
+        root, [SplitScaledExp(), "operand_merge"], strategy="exhaustive", budget=20, confirm=False
+    )
+    assert ng.replay(root, found.path).ids == found.best.ids
+
+
+def test_an_insertion_before_a_removed_statement_is_refused() -> None:
+    program = tiled_matmul(128, 128, 128)
+    load = program.statements_of("load")[0]
+    with pytest.raises(TransformError, match=r"insert statements before statements \[\d+\] they remove"):
+        apply_edits(program, [Edit(remove={load}, insert={load: program[load]})])
+    with pytest.raises(TransformError, match="edits change the same statements"):
+        apply_edits(program, [Edit(remove={load}), Edit(insert={load: program[load]})])
+    with pytest.raises(TransformError, match=r"Edit \|: both edits change \[\d+\]"):
+        Edit(insert={load: program[load]}) | Edit(insert={load: program[load]})

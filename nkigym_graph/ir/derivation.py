@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 from nkigym_graph.ir.capacity import check_capacity
 from nkigym_graph.ir.dependencies import Dependencies, Use, build_dependencies
 from nkigym_graph.ir.overlay import REMOVED, over
+from nkigym_graph.ir.program_arguments import check_statement
 from nkigym_graph.ir.statement import Operand, Statement
 from nkigym_graph.ir.variables import Variable, check_arity, record_write
 from nkigym_graph.ir.verify import Describe, check_dependencies, check_returns, check_statements, stored
@@ -81,9 +82,12 @@ def _mentioned(stmt: Statement) -> set[str]:
 def derive_program(parent: Program, replaced: Mapping[int, Statement], removed: Set[int]) -> Program:
     """The snapshot whose statements are the parent's in the same order, without those
     ``removed`` and with those ``replaced`` (ids of the parent's statements; disjoint).
-    Raises ``VerificationError`` like a full build."""
+    Raises ``VerificationError`` like a full build (rule ``argument`` for a replacement
+    that is not a well-typed ``Statement``)."""
     from nkigym_graph.ir.program import Program
 
+    for node, stmt in replaced.items():  # a full build checks its statements so (statements_of)
+        check_statement(stmt, f"the statement given for statement {node}")
     gone_at = sorted(parent.position(node) for node in removed)
     ids = tuple(_without(parent.ids, gone_at))
     listed = _without(parent.statements, gone_at)

@@ -51,13 +51,19 @@ def statements_of(value: Any, known: Callable[[int, Statement], bool] | None = N
     for index, stmt in enumerate(statements):
         if known is not None and known(index, stmt):
             continue
-        if not _well_typed(stmt):
-            raise _error(
-                f"statements[{index}] must be a Statement(op: Op, operands: tuple of Operand(var: str, "
-                f"slices: tuple of (int, int)), attrs: tuple of (str, value), accumulate: bool), "
-                f"got {describe(stmt, 200)}"
-            )
+        check_statement(stmt, f"statements[{index}]")
     return statements
+
+
+def check_statement(stmt: Any, name: str) -> None:
+    """A ``VerificationError`` (rule ``argument``) naming ``name`` unless ``stmt`` is a
+    well-typed ``Statement``."""
+    if not _well_typed(stmt):
+        raise _error(
+            f"{name} must be a Statement(op: Op, operands: tuple of Operand(var: str, "
+            f"slices: tuple of (int, int)), attrs: tuple of (str, value), accumulate: bool), "
+            f"got {describe(stmt, 200)}"
+        )
 
 
 def _well_typed(stmt: Any) -> bool:

@@ -13,8 +13,9 @@ sizes tiling starts from; ``facts`` carries backend- and cost-model-specific num
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
@@ -28,7 +29,9 @@ def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
 
 @dataclass(frozen=True, eq=False)
 class Target:
-    """One accelerator core's limits. Compared and hashed by identity (targets are singletons)."""
+    """One accelerator core's limits. Compared and hashed by identity (targets are
+    singletons); pickled by value and unpickled as the same target where this process
+    has it (``unpickled_target``), so programs on a plugin's target reach workers."""
 
     name: str
     family: str
@@ -54,6 +57,12 @@ class Target:
         object.__setattr__(self, "tile_sizes", _frozen(self.tile_sizes))
         object.__setattr__(self, "op_limits", _frozen(self.op_limits))
         object.__setattr__(self, "facts", _frozen(self.facts))
+        _KNOWN[self.name] = self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # by value (a worker process may not have the plugin that made it), unpickled as
+        # the target of that name and those fields this process knows (``unpickled_target``)
+        return (unpickled_target, (_field_values(self),))
 
     def limit(self, op_name: str, dim: str) -> int | None:
         """The largest size ``op_name`` accepts on ``dim``, or None if unbounded."""
@@ -61,6 +70,31 @@ class Target:
 
     def __repr__(self) -> str:
         return f"Target({self.name})"
+
+
+_KNOWN: weakref.WeakValueDictionary[str, Target] = weakref.WeakValueDictionary()
+"""The last target built under each name (in this process): what an unpickled target
+resolves to when its fields are the same."""
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with its read-only mappings as dicts (which pickle and compare)."""
+    return {k: _plain(v) for k, v in value.items()} if isinstance(value, Mapping) else value
+
+
+def _field_values(target: Target) -> dict[str, Any]:
+    return {f.name: _plain(getattr(target, f.name)) for f in fields(target)}
+
+
+def unpickled_target(values: Mapping[str, Any]) -> Target:
+    """The target a pickle holds: a built-in one, or the target of that name this
+    process already has when its fields are the same (targets are singletons, compared
+    by identity), else a new one built from ``values``."""
+    name = values["name"]
+    known = BUILTIN_TARGETS.get(name) or _KNOWN.get(name)
+    if known is not None and _field_values(known) == values:
+        return known
+    return Target(**values)
 
 
 def check_target_fields(target: Target) -> None:

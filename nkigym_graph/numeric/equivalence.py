@@ -72,6 +72,28 @@ _UNSEEN = Job("", np.zeros(0, dtype=bool), ())
 """Marks a node key not seen yet."""
 
 
+def interface_change(root: Program, program: Program) -> str | None:
+    """What ``program`` changes of ``root``'s interface, or None: its parameters (names,
+    shapes, dtypes), which the root's inputs then do not feed, or its target, whose
+    limits its statements were verified against instead of the root's."""
+    if program.params != root.params:
+        names_differ = [p.name for p in program.params] != [p.name for p in root.params]
+        return (
+            f"it changes the program's parameters ({_signature(root, names_differ)} -> "
+            f"{_signature(program, names_differ)})"
+        )
+    if program.target is not root.target:
+        return f"it moves the program from target {root.target.name} to {program.target.name}"
+    return None
+
+
+def _signature(program: Program, names_only: bool) -> str:
+    """The parameters of ``program``: their names, or each with its shape and dtype."""
+    if names_only:
+        return ", ".join(p.name for p in program.params)
+    return ", ".join(f"{p.name} {list(p.shape)} {p.dtype}" for p in program.params)
+
+
 def _check_size(root: Program) -> None:
     """Refuse a root whose float64 inputs and outputs exceed ``DEFAULT_MAX_BYTES``."""
     tensors = [*(p.shape for p in root.params), *(root.variables[v].shape for v in compared_outputs(root))]
@@ -284,7 +306,11 @@ class Verifier:
     # -- checking ---------------------------------------------------------------------
     def check(self, program: Program, full: bool = False) -> str | None:
         """None if ``program`` agrees with the root, else what differs (a program with the
-        statements of one that agreed agrees: only its schedule differs)."""
+        statements of one that agreed agrees: only its schedule differs). A program with
+        other parameters or on another target differs (``interface_change``)."""
+        changed = interface_change(self.root, program)
+        if changed is not None:
+            return changed
         structure = program.structure_hash
         agreed = self._agreed.get(structure)
         if agreed is not None and (agreed or not full):

@@ -1,7 +1,8 @@
 """Analyses cached per snapshot and carried along derivations.
 
 ``analysis_of(program, transform)`` is ``transform.analysis(program)`` (its matches,
-``transform.analyze(program)``, and any state), computed once per snapshot. When the
+``transform.analyze(program)``, and any state), computed once per snapshot and
+transform (``analysis_key``: a configured instance's analyses are its own). When the
 snapshot was derived from a parent (``Program.derivation``) whose analysis by the same
 transform is known, the transform may update that analysis instead of redoing it
 (``Transform.reanalysis``): a search that rewrites a few statements of a large program
@@ -84,11 +85,37 @@ _ANALYSIS = "analysis"
 """The first part of the keys analyses are kept under in ``Program.memo``."""
 
 
+class _Instance:
+    """A key part equal only for one object (a transform need not be hashable)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Instance) and other.obj is self.obj
+
+
+def analysis_key(transform: Transform) -> tuple[Any, ...]:
+    """The ``Program.memo`` key of ``transform``'s analyses: its name and class, and the
+    instance itself when it holds attributes of its own (configured when made, as a
+    plugin may register ``Scaled(2.0)``): such instances of one class find different
+    matches, so none may take another's analysis (one registered under the same name
+    after its plugin was replaced, say). Instances without state share them, as the
+    copies of a transform a process pool's workers unpickle do."""
+    own = getattr(transform, "__dict__", None)
+    return (_ANALYSIS, transform.name, type(transform), _Instance(transform) if own is None or own else None)
+
+
 def analysis_of(program: Program, transform: Transform) -> Analysis:
     """``transform``'s analysis of ``program``, cached: updated from the nearest
     ancestor (along ``Program.derivation``) whose analysis is known, when the transform
     can update, else done in full."""
-    key = (_ANALYSIS, transform.name, type(transform))
+    key = analysis_key(transform)
     found: Analysis | None = program.memo.get(key)
     if found is not None:
         return found

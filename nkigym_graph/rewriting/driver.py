@@ -89,11 +89,33 @@ def saturation(program: Program, chosen: Sequence[Transform]) -> Iterator[tuple[
                         applied, result = _apply_batch(program, transform, matches, history)
                     else:
                         applied, result = 1, _rewrite_one(program, transform, matches[0], history)
+                if _unchanged(program, result):
+                    raise _failure(history, transform.name, _changed_nothing(applied))
                 program = result
                 step = Batch(transform.name, applied, len(program))
                 history.append(step)
                 progress = True
                 yield step, program
+
+
+def _unchanged(before: Program, after: Program) -> bool:
+    """Whether ``after`` holds ``before``'s statements, in its order, its schedule, target
+    and parameters."""
+    return after is before or (
+        after.statements == before.statements
+        and after.schedule == before.schedule
+        and after.target is before.target
+        and after.params == before.params
+    )
+
+
+def _changed_nothing(applied: int) -> TransformError:
+    """The cause of a batch that left the program as it was: its transform would find the
+    same matches again, and saturation would never end."""
+    return TransformError(
+        f"a batch of {applied} match(es) left the program as it was, and the transform finds them "
+        "again every time: each match's edit must change the program"
+    )
 
 
 def _rewrite_one(program: Program, transform: Transform, match: Match, history: list[Batch]) -> Program:

@@ -1,8 +1,9 @@
 """Applying edits: one or many non-conflicting edits, one rebuild.
 
 The result is derived from the input snapshot (``nkigym_graph.ir.derivation``) unless the
-edits change a large part of it or move statements, when it is built in full; either
-way the statements kept or edited keep their ids. The edited statement list keeps the
+edits change a large part of it, move statements or insert new ones, when it is built
+in full; either way the statements kept or edited keep their ids, and inserted ones get
+fresh ids in program order. The edited statement list keeps the
 original order. Where an absorbed statement's producers come after its keeper, the
 keeper must move later: the nodes are then re-linearised by a stable topological sort
 of the contracted DAG (original order breaks ties), which only exists when the merge
@@ -35,6 +36,7 @@ def apply_edits(program: Program, edits: Iterable[Edit], transform: str = "edit"
     absorb: dict[int, int] = {}
     remove: set[int] = set()
     renames: dict[str, Rename] = {}
+    insert: dict[int, tuple[Statement, ...]] = {}
     changed: set[int] = set()
     schedule = None
     for edit in edits:
@@ -53,9 +55,10 @@ def apply_edits(program: Program, edits: Iterable[Edit], transform: str = "edit"
         absorb.update(edit.absorb)
         remove |= edit.remove
         renames.update(edit.renames)
-    if not replace and not absorb and not remove and not renames:
+        insert.update(edit.insert)
+    if not replace and not absorb and not remove and not renames and not insert:
         return program if schedule is None else _scheduled(program, schedule, transform)
-    edited_program = _statements_edited(program, replace, absorb, remove, renames, transform)
+    edited_program = _statements_edited(program, replace, absorb, remove, renames, insert, transform)
     return edited_program if schedule is None else _scheduled(edited_program, schedule, transform)
 
 
@@ -72,13 +75,17 @@ def _statements_edited(
     absorb: dict[int, int],
     remove: set[int],
     renames: dict[str, Rename],
+    insert: dict[int, tuple[Statement, ...]],
     transform: str,
 ) -> Program:
     keeper_of = {node: _final_keeper(node, absorb) for node in absorb}
     gone = remove.union(keeper_of)
-    missing = sorted(node for node in (*gone, *replace) if node not in program)
+    missing = sorted(node for node in (*gone, *replace, *insert) if node not in program)
     if missing:
         raise TransformError(f"{transform}: edits name statements {missing[:6]} the program does not have")
+    lost = sorted(gone.intersection(insert))
+    if lost:
+        raise TransformError(f"{transform}: edits insert statements before statements {lost[:6]} they remove")
     moved = _moved_order(program, keeper_of, remove)
     edited = set(replace)
     for var in renames:
@@ -90,15 +97,36 @@ def _statements_edited(
 
     try:
         changes = len(edited) + len(gone)
-        if moved is not None or changes > max(_DERIVE_ALWAYS, _DERIVE_LIMIT * (len(program) - len(gone))):
+        if (
+            moved is not None
+            or insert
+            or changes > max(_DERIVE_ALWAYS, _DERIVE_LIMIT * (len(program) - len(gone)))
+        ):
             order = moved if moved is not None else [node for node in program.ids if node not in gone]
-            return program.rebuilt(
-                [edited_statement(node) if node in edited else program[node] for node in order], order
-            )
+            statements = [edited_statement(node) if node in edited else program[node] for node in order]
+            return program.rebuilt(*_with_inserted(statements, order, insert))
         replaced = {node: edited_statement(node) for node in edited if node not in gone}
         return derive_program(program, replaced, gone)
     except VerificationError as err:
         raise TransformError(f"{transform} produced an invalid program: {err}") from err
+
+
+def _with_inserted(
+    statements: list[Statement], order: list[int], insert: dict[int, tuple[Statement, ...]]
+) -> tuple[list[Statement], list[int]]:
+    """``statements`` (with ids ``order``) with ``insert[node]`` placed before ``node``;
+    an inserted statement's id is -1 (``Program.rebuilt`` gives it a fresh one)."""
+    if not insert:
+        return statements, order
+    out: list[Statement] = []
+    ids: list[int] = []
+    for node, stmt in zip(order, statements, strict=True):
+        new = insert.get(node, ())
+        out.extend(new)
+        ids.extend([-1] * len(new))
+        out.append(stmt)
+        ids.append(node)
+    return out, ids
 
 
 def _renamed(stmt: Statement, renames: dict[str, Rename]) -> Statement:

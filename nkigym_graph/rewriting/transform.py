@@ -54,8 +54,11 @@ class Edit:
     ``replace[node]`` is the node's new statement; ``absorb[node] = keeper`` removes
     ``node``, whose work now happens in ``keeper`` (its dependencies move there);
     ``remove`` drops nodes outright (dead code); ``renames[var]`` redirects every
-    other statement's use of ``var`` (statements this edit replaces are left as given);
-    ``schedule`` (when not None) becomes the program's schedule (``Program.schedule``).
+    other statement's use of ``var`` (statements this edit replaces or inserts are left
+    as given); ``schedule`` (when not None) becomes the program's schedule
+    (``Program.schedule``); ``insert[node]`` are new statements placed just before
+    ``node`` (which stays, or is replaced), in the order given: each gets a fresh id,
+    numbered in program order, so replaying the same edits gives the same ids.
     """
 
     replace: Mapping[int, Statement] = field(default_factory=dict)
@@ -63,21 +66,61 @@ class Edit:
     remove: frozenset[int] = frozenset()
     renames: Mapping[str, Rename] = field(default_factory=dict)
     schedule: Schedule | None = None
+    insert: Mapping[int, tuple[Statement, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "replace", MappingProxyType(dict(self.replace)))
         object.__setattr__(self, "absorb", MappingProxyType(dict(self.absorb)))
         object.__setattr__(self, "remove", frozenset(self.remove))
         object.__setattr__(self, "renames", MappingProxyType(dict(self.renames)))
+        inserted = {node: _statements(node, stmts) for node, stmts in dict(self.insert).items()}
+        object.__setattr__(self, "insert", MappingProxyType({n: s for n, s in inserted.items() if s}))
 
     @property
     def changes(self) -> frozenset[int]:
-        """Every node whose statement this edit replaces or deletes."""
-        return frozenset(self.replace) | frozenset(self.absorb) | self.remove
+        """Every node whose statement this edit replaces or deletes, or that it inserts
+        statements before (another edit must not remove it)."""
+        return frozenset(self.replace) | frozenset(self.absorb) | self.remove | frozenset(self.insert)
+
+    def __or__(self, other: Edit) -> Edit:
+        """Both edits as one (``replace(...) | insert_before(...)`` at one statement):
+        they must not change, insert before or rename the same things twice."""
+        if not isinstance(other, Edit):
+            return NotImplemented
+        mine = frozenset(self.replace) | frozenset(self.absorb) | self.remove
+        theirs = frozenset(other.replace) | frozenset(other.absorb) | other.remove
+        twice = sorted((mine & theirs) | (frozenset(self.insert) & frozenset(other.insert))) + sorted(
+            set(self.renames) & set(other.renames)
+        )
+        if twice or (self.schedule is not None and other.schedule is not None):
+            raise TransformError(f"Edit |: both edits change {twice or 'the schedule'}")
+        return Edit(
+            {**self.replace, **other.replace},
+            {**self.absorb, **other.absorb},
+            self.remove | other.remove,
+            {**self.renames, **other.renames},
+            self.schedule if self.schedule is not None else other.schedule,
+            {**self.insert, **other.insert},
+        )
+
+    @property
+    def inserted(self) -> tuple[Statement, ...]:
+        """Every statement this edit inserts."""
+        return tuple(stmt for stmts in self.insert.values() for stmt in stmts)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # the read-only mappings do not pickle: rebuild from plain dicts (process pools)
-        return (Edit, (dict(self.replace), dict(self.absorb), self.remove, dict(self.renames), self.schedule))
+        return (
+            Edit,
+            (
+                dict(self.replace),
+                dict(self.absorb),
+                self.remove,
+                dict(self.renames),
+                self.schedule,
+                dict(self.insert),
+            ),
+        )
 
     def __hash__(self) -> int:
         return hash(
@@ -87,8 +130,18 @@ class Edit:
                 self.remove,
                 tuple(sorted(self.renames.items())),
                 self.schedule,
+                tuple(sorted(self.insert.items())),
             )
         )
+
+
+def _statements(node: int, stmts: Any) -> tuple[Statement, ...]:
+    """``Edit.insert[node]`` as a tuple (one statement may be given as it is)."""
+    if isinstance(stmts, Statement):
+        return (stmts,)
+    if isinstance(stmts, str | bytes) or not isinstance(stmts, tuple | list):
+        raise TransformError(f"Edit: insert[{node}] must be a Statement or a list of them, got {stmts!r:.80}")
+    return tuple(stmts)
 
 
 class OriginHash:

@@ -19,7 +19,7 @@ from typing import NamedTuple
 from nkigym_graph.cost import CostModel, CostReport
 from nkigym_graph.errors import NkigymError
 from nkigym_graph.ir.program import Program
-from nkigym_graph.numeric.equivalence import Verifier, VerifySettings
+from nkigym_graph.numeric.equivalence import Verifier, VerifySettings, interface_change
 from nkigym_graph.plugin.calls import estimate_with
 from nkigym_graph.plugin.manager import ObserverError
 from nkigym_graph.rewriting.transform import Match, Transform
@@ -83,18 +83,19 @@ def evaluate(
 
 
 def changed_parameters(parent: Program, child: Program) -> str | None:
-    """Why ``child`` cannot be a search state of ``parent``'s search: a rewrite that
-    changes the parameters (``weight_stitch``) gives a program the root's inputs do not
-    feed, so it cannot be checked against the root (None: the parameters are kept)."""
-    if child.params == parent.params:
+    """Why ``child`` cannot be a search state of ``parent``'s search (None: it can): a
+    rewrite that changes the parameters (``weight_stitch``) gives a program the root's
+    inputs do not feed, so it cannot be checked against the root; one that changes the
+    target leaves the hardware the search is for."""
+    changed = interface_change(parent, child)
+    if changed is None:
         return None
-    before = ", ".join(p.name for p in parent.params)
-    after = ", ".join(p.name for p in child.params)
-    return (
-        f"it changes the program's parameters ({before} -> {after}); search checks every state "
-        "against the root on the root's inputs, so it cannot search this transform: apply it to "
-        "the search's best instead (nkigym_graph.apply)"
-    )
+    if child.params != parent.params:
+        return (
+            f"{changed}; search checks every state against the root on the root's inputs, so it "
+            "cannot search this transform: apply it to the search's best instead (nkigym_graph.apply)"
+        )
+    return f"{changed}; a search keeps to its root's target (tile for the other target to search there)"
 
 
 def _describe(err: Exception) -> str:

@@ -142,3 +142,44 @@ def test_the_target_goes_with_its_plugin() -> None:
     ng.unregister_plugin(plugin)
     with pytest.raises(ng.PluginError, match=r"unknown target 'half_core'"):
         ng.get_target("half_core")
+
+
+def test_a_program_on_a_plugin_target_pickles_to_the_same_target(half_core: ng.Target) -> None:
+    """Process pools and cluster executors send programs by pickle: a plugin target
+    comes back as the registered target (or, in a process that never saw it, an equal
+    one), not as an unknown name."""
+    import pickle
+
+    program = ng.tile(matmul_tanh, SHAPES, target="half_core")
+    again = pickle.loads(pickle.dumps(program))
+    assert again.target is half_core and again == program
+    assert pickle.loads(pickle.dumps(half_core)) is half_core
+    assert pickle.loads(pickle.dumps(ng.TRN2)) is ng.TRN2
+
+
+def test_a_target_unknown_to_the_unpickling_process_is_rebuilt_from_its_fields() -> None:
+    import pickle
+
+    from nkigym_graph.ir import targets
+
+    data = pickle.dumps(HALF)
+    saved = dict(targets._KNOWN)
+    targets._KNOWN.clear()  # as in a process that never built HALF
+    try:
+        rebuilt = pickle.loads(data)
+        assert pickle.loads(pickle.dumps(rebuilt)) is rebuilt  # then known in this process
+    finally:
+        targets._KNOWN.clear()
+        targets._KNOWN.update(saved)
+    assert rebuilt is not HALF and rebuilt.name == "half_core"
+    assert rebuilt.op_limits == HALF.op_limits and rebuilt.facts == HALF.facts
+
+
+def test_search_with_a_process_pool_on_a_plugin_target(half_core: ng.Target) -> None:
+    from concurrent.futures import ProcessPoolExecutor
+
+    program = ng.tile(matmul_tanh, SHAPES, target="half_core")
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        spread = ng.search(program, strategy="beam", seed=0, budget=8, executor=pool, confirm=False)
+    assert spread.best.target is half_core
+    assert spread.best == ng.search(program, strategy="beam", seed=0, budget=8, confirm=False).best

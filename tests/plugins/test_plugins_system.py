@@ -185,3 +185,52 @@ def test_plugin_module_docstrings_show_before_and_after() -> None:
         doc = textwrap.dedent(module.__doc__ or "")
         if module.__name__.startswith("nkigym_graph_plugins"):
             assert "Before" in doc and "After" in doc, name
+
+
+class _ScaleFold(ng.PatternTransform):
+    """Forwards multiplies by one configured scalar (instances differ in it)."""
+
+    name = "scale_fold"
+
+    def __init__(self, scalar: float) -> None:
+        self.pattern = ng.Pattern("tensor_scalar", op="multiply", scalar=scalar, capture="mul")
+
+    def edit(self, program: ng.Program, found: ng.Found) -> Edit | None:
+        from nkigym_graph.rewriting.patterns import forward
+
+        return forward(program, found["mul"])
+
+
+class _ScaleFoldPlugin:
+    def __init__(self, scalar: float) -> None:
+        self.scalar = scalar
+
+    @ng.hookimpl
+    def nkigym_graph_register_transforms(self) -> list[Transform]:
+        return [_ScaleFold(self.scalar)]
+
+
+def _times_one(x):  # type: ignore[no-untyped-def]
+    return ng.tensor_scalar(ng.activation(x, op="relu"), 1.0, op="multiply")
+
+
+def test_analyses_do_not_outlive_the_plugin_that_registered_the_transform() -> None:
+    """A cached analysis was found by the transform's name and class: after its plugin was
+    replaced by one registering another instance of the class under the same name, the
+    program kept the old instance's matches (``matches_of`` and search disagreed with
+    ``analyze``)."""
+    program = ng.tile(_times_one, {"x": (128, 256)})
+    first = _ScaleFoldPlugin(1.0)
+    ng.register_plugin(first)
+    try:
+        assert len(ng.matches_of(program, "scale_fold")) == 2
+    finally:
+        ng.unregister_plugin(first)
+    second = _ScaleFoldPlugin(2.0)
+    ng.register_plugin(second)
+    try:
+        assert ng.analyze(program, "scale_fold") == []
+        assert len(ng.matches_of(program, "scale_fold")) == 0
+        assert ng.search(program, ["scale_fold"], confirm=False).path == []
+    finally:
+        ng.unregister_plugin(second)

@@ -165,3 +165,28 @@ def test_a_transform_that_changes_the_parameters_is_named_not_an_evaluation_erro
             SearchError, match=r"transform 'weight_stitch' failed .* changes the program's parameters"
         ):
             search(program, ["weight_stitch", "data_reuse"], workers=workers, confirm=False)
+
+
+class _Retarget(Transform):
+    """Moves the program to trn1 (its statements fit there too)."""
+
+    name = "retarget"
+    batched = False
+
+    def analyze(self, program: Program) -> list[Match]:
+        if program.target.name == "trn1":
+            return []
+        return [Match(self.name, (), Edit(), detail="to trn1", program_hash=program.canonical_hash)]
+
+    def rewrite(self, program: Program, match: Match) -> Program:
+        from nkigym_graph.ir.targets import TRN1
+
+        return program.replace(target=TRN1)
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "exhaustive"])
+def test_a_transform_that_changes_the_target_is_named(strategy: str) -> None:
+    """A state on another target was searched, priced and verified as if it were one of
+    the root's (its statements were checked against the other target's limits)."""
+    with pytest.raises(SearchError, match=r"transform 'retarget' failed .* from target trn2 to trn1"):
+        search(ROOT, [_Retarget(), "data_reuse"], strategy=strategy, budget=10, confirm=False)

@@ -460,3 +460,81 @@ def test_saturation_takes_the_pairs_of_a_run_its_edit_refuses_whole() -> None:
     thrice = ng.tile(exps_thrice, {"a": (128, 128)}, dtype=np.float64)
     shared = ng.saturate(thrice, [ShareTwoAtOnce()], check=True)
     assert len(shared.statements_of("activation")) == 1 and ng.analyze(shared, ShareTwoAtOnce()) == []
+
+
+def _twice_scaled_relus(a, b):
+    return ng.activation(ng.activation(ng.nc_matmul(a, b), op="relu"), op="relu", scale=2.0)
+
+
+class ScaleAwareFold(PatternTransform):
+    """``FoldRelu`` that leaves relus reading a matmul alone (its edit refuses them)."""
+
+    name = "test_scale_aware_fold"
+    pattern = Pattern(
+        "activation", Pattern("activation", op="relu", capture="inner"), op="relu", capture="outer"
+    )
+
+    def edit(self, program, found):
+        inner_reads = program[found["inner"]].reads[0].var
+        if any(program[w].op.name == "nc_matmul" for w in program.writers_of(inner_reads)):
+            return None
+        return forward(program, found["outer"])
+
+
+def test_explain_of_a_tree_pattern_says_which_constraint_fails() -> None:
+    """``explain`` of a pattern transform said only "statements [n] do not form a match",
+    even for the root of a match (a match's nodes are every statement it matched)."""
+    program = ng.tile(relus(2), {"a": (128, 128), "b": (128, 128)})
+    inner, outer = program.statements_of("activation")
+    matmul = program.statements_of("nc_matmul")[0]
+    assert ng.explain(program, FoldRelu(), outer).startswith("match: ")
+    assert ng.explain(program, FoldRelu(), inner, outer).startswith("match: ")
+    said = ng.explain(program, FoldRelu(), inner)
+    assert f"statement {inner}" in said and "operand 0" in said and "nc_matmul" in said
+    said = ng.explain(program, FoldRelu(), matmul)
+    assert "is a nc_matmul" in said and "activation" in said
+    refused = ng.explain(program, ScaleAwareFold(), outer)
+    assert "matches" in refused and "edit returned None" in refused and f"outer={outer}" in refused
+    scaled = ng.tile(_twice_scaled_relus, {"a": (128, 128), "b": (128, 128)})
+    strict = Pattern("activation", Pattern("activation", op="relu"), op="relu", scale=1.0, capture="outer")
+    fold = type("StrictFold", (FoldRelu,), {"name": "test_strict_fold", "pattern": strict})()
+    said = ng.explain(scaled, fold, scaled.statements_of("activation")[1])
+    assert "scale is 2.0" in said and "wants 1.0" in said
+
+
+def test_explain_of_a_set_pattern_says_why_a_pair_does_not_merge() -> None:
+    tiled = ng.tile(add, {"a": (128, 256), "b": (128, 256)})
+    apart = tiled.statements_of("tensor_tensor")
+    said = ng.explain(tiled, MergeAdds(), *apart)  # each add reads its own loads
+    assert "free: they differ in more than their free ranges" in said
+    program = ng.saturate(tiled, ["free_dim_merge"])
+    first, second = program.statements_of("tensor_tensor")
+    assert ng.explain(program, MergeAdds(), first, second).startswith("match: ")
+    assert "one statement" in ng.explain(program, MergeAdds(), first)
+    load = program.statements_of("load")[0]
+    assert "is a load" in ng.explain(program, MergeAdds(), first, load)
+    narrow = ng.Target(**{**_fields(ng.TRN2), "name": "narrow_free", "op_limits": _free_limit(128)})
+    capped = ng.saturate(ng.tile(add, {"a": (128, 256), "b": (128, 256)}, target=narrow), ["free_dim_merge"])
+    said = ng.explain(capped, MergeAdds(), *capped.statements_of("tensor_tensor"))
+    assert "free would be 256 > 128 on narrow_free" in said
+
+
+def _fields(target: ng.Target) -> dict:
+    import dataclasses
+
+    return {f.name: getattr(target, f.name) for f in dataclasses.fields(target)}
+
+
+def _free_limit(size: int) -> dict:
+    limits = {op: dict(dims) for op, dims in ng.TRN2.op_limits.items()}
+    limits["tensor_tensor"] = {**limits["tensor_tensor"], "free": size}
+    return limits
+
+
+def test_explain_of_an_equal_pattern_says_why_values_differ() -> None:
+    program = ng.tile(exps_twice, {"a": (128, 128)})
+    first, second = program.statements_of("activation")
+    assert ng.explain(program, ShareValues(), first, second).startswith("match: ")
+    adding = program.statements_of("tensor_tensor")[0]
+    said = ng.explain(program, ShareValues(), first, adding)
+    assert "compute different values" in said

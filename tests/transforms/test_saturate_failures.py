@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
+
 import pytest
 
 import nkigym_graph as nkigym
@@ -138,3 +141,108 @@ def test_a_batch_that_falls_back_to_one_match_warns_naming_the_transform() -> No
     with pytest.warns(BatchFallbackWarning, match=r"careless_relu_fold: a batch of 2 .*\(reads\)"):
         folded = nkigym.saturate(program, [CarelessReluFold()], check=True)
     assert len(folded.statements_of("activation")) == 1
+
+
+class ChangesNothing(Transform):
+    """Finds a match at every multiply whose edit leaves the program as it is."""
+
+    name = "changes_nothing"
+
+    def __init__(self, edit: Callable[[Program, int], Edit]) -> None:
+        self.make = edit
+
+    def analyze(self, program: Program) -> list[Match]:
+        return [
+            Match(self.name, (node,), self.make(program, node), program_hash=program.canonical_hash)
+            for node in program.statements_of("tensor_scalar")
+        ]
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [lambda program, node: Edit(), lambda program, node: Edit(replace={node: program[node]})],
+    ids=["empty", "same_statement"],
+)
+def test_a_match_that_changes_nothing_stops_saturation_naming_the_transform(
+    program: Program, edit: Callable[[Program, int], Edit]
+) -> None:
+    """Saturation ran such a transform for ever: it found its match again after every batch."""
+    with pytest.raises(TransformError, match=r"'changes_nothing'.*left the program as it was"):
+        list(itertools.islice(nkigym.saturate_steps(program, [ChangesNothing(edit)]), 5))
+
+
+class Retarget(Transform):
+    """Moves the program to trn1: valid, and every number the same."""
+
+    name = "retarget"
+    batched = False
+
+    def analyze(self, program: Program) -> list[Match]:
+        if program.target is nkigym.TRN1:
+            return []
+        return [Match(self.name, (), Edit(), detail="to trn1", program_hash=program.canonical_hash)]
+
+    def rewrite(self, program: Program, match: Match) -> Program:
+        self.check_origin(program, match)
+        return program.replace(target=nkigym.TRN1)
+
+
+class RenameParameter(Retarget):
+    """Renames the parameter ``x`` to ``y``."""
+
+    name = "rename_parameter"
+
+    def analyze(self, program: Program) -> list[Match]:
+        if program.params[0].name == "y":
+            return []
+        return [Match(self.name, (), Edit(), detail="x to y", program_hash=program.canonical_hash)]
+
+    def rewrite(self, program: Program, match: Match) -> Program:
+        return nkigym.parse_program(str(program).replace("x[", "y[").replace("(x)", "(y)"))
+
+
+@pytest.mark.parametrize(
+    ("transform", "message"),
+    [
+        (Retarget(), r"moves the program from target trn2 to trn1"),
+        (RenameParameter(), r"parameters \(x -> y\)"),
+    ],
+)
+def test_check_names_the_batch_that_changed_the_programs_interface(
+    program: Program, transform: Transform, message: str
+) -> None:
+    """check=True let a change of target through, and a change of parameters failed with a
+    SearchError from the interpreter naming neither the batch nor the transform."""
+    with pytest.raises(
+        TransformError, match=rf"saturation check: batch 1 \({transform.name} x1\).*{message}"
+    ):
+        nkigym.saturate(program, [transform], check=True)
+
+
+class DictAttrs(Transform):
+    """Replaces each multiply by a statement whose attrs are a dict, not a tuple of pairs."""
+
+    name = "dict_attrs"
+
+    def analyze(self, program: Program) -> list[Match]:
+        matches = []
+        for node in program.statements_of("tensor_scalar"):
+            stmt = program[node]
+            new = stmt._replace(attrs={**stmt.attr_map, "op": "add"})
+            matches.append(
+                Match(self.name, (node,), Edit(replace={node: new}), program_hash=program.canonical_hash)
+            )
+        return matches
+
+
+def test_a_malformed_statement_in_an_edit_names_the_transform_and_the_statement(program: Program) -> None:
+    """Derived snapshots took the edit's statements unchecked: saturate raised a bare
+    ``TypeError: unhashable type: 'dict'`` from inside verification."""
+    message = (
+        r"saturation failed in 'dict_attrs': .*the statement given for statement \d+ must be a Statement"
+    )
+    with pytest.raises(TransformError, match=message), pytest.warns(BatchFallbackWarning):
+        nkigym.saturate(program, [DictAttrs()])  # the batch fails, then its first match alone
+    transform = DictAttrs()
+    with pytest.raises(TransformError, match=r"dict_attrs produced an invalid program: .*attrs: tuple"):
+        nkigym.apply(program, transform, transform.analyze(program)[0])

@@ -5,7 +5,8 @@ patterns over producers (``tree.Pattern``: op, attribute constraints, operand
 sub-patterns, named captures), set patterns of same-op statements adjacent along an
 axis (``sets.SetPattern``, on the merge rules of ``adjacency``) or equal patterns of
 statements computing the same value (``equal.EqualPattern``). Rewrite helpers
-(``helpers``: ``forward``, ``remove``, ``replace``, ``merge_run``, ``dedupe``) return
+(``helpers``: ``forward``, ``remove``, ``replace``, ``merge_run``, ``dedupe``,
+``insert_before``) return
 the ``Edit`` of a common rewrite. The base computes each match's footprint (``footprint``), so
 matches are safe to apply in one batch, and updates its analysis from what an edit
 touched.
@@ -31,7 +32,15 @@ touched.
 """
 
 from nkigym_graph.rewriting.patterns.equal import EqualPattern
-from nkigym_graph.rewriting.patterns.helpers import dedupe, forward, merge_run, remove, replace
+from nkigym_graph.rewriting.patterns.helpers import (
+    dedupe,
+    forward,
+    insert_before,
+    merge_run,
+    new_name,
+    remove,
+    replace,
+)
 from nkigym_graph.rewriting.patterns.sets import SetPattern
 from nkigym_graph.rewriting.patterns.transform import PatternTransform
 from nkigym_graph.rewriting.patterns.tree import Found, Pattern
@@ -44,7 +53,9 @@ __all__ = [
     "SetPattern",
     "dedupe",
     "forward",
+    "insert_before",
     "merge_run",
+    "new_name",
     "remove",
     "replace",
 ]

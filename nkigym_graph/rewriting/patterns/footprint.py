@@ -8,10 +8,11 @@ footprint follows from what was matched and what the edit does, so authors never
 write it:
 
 - ``reads``: every matched statement, the writers of every variable a rename
-  redirects to, and the producers of every statement replaced or absorbed (a merge
-  relies on them not to form a cycle), less the statements the edit changes;
+  redirects to or an inserted statement reads, and the producers of every statement
+  replaced or absorbed (a merge relies on them not to form a cycle), less the
+  statements the edit changes;
 - ``mentions``: the variables of the matched and changed statements, of their
-  replacements, and every rename's target.
+  replacements and of the inserted statements, and every rename's target.
 
 Forwards compose (``compose_forwards``): removing ``relu(t2)`` in favour of ``t2``
 stays right when ``t2`` itself is forwarded to ``t1`` in the same batch (the values are
@@ -38,8 +39,12 @@ def pattern_match(transform: str, program: Program, found: Found, edit: Edit, de
         reads.update(program.writers_of(rename.var))
     for node in {*edit.replace, *edit.absorb, *edit.absorb.values()}:
         reads.update(program.pred_of(node))
+    inserted = edit.inserted
+    for stmt in inserted:
+        for operand in stmt.reads:
+            reads.update(program.writers_of(operand.var))
     mentions = {o.var for node in {*found.nodes, *changes} for o in program[node].operands}
-    mentions.update(o.var for stmt in edit.replace.values() for o in stmt.operands)
+    mentions.update(o.var for stmt in (*edit.replace.values(), *inserted) for o in stmt.operands)
     mentions.update(rename.var for rename in edit.renames.values())
     return Match(
         transform=transform,
@@ -54,7 +59,9 @@ def pattern_match(transform: str, program: Program, found: Found, edit: Edit, de
 
 def is_forward(edit: Edit) -> bool:
     """Whether ``edit`` only removes statements and redirects their readers."""
-    return bool(edit.remove and edit.renames) and not (edit.replace or edit.absorb or edit.schedule)
+    return bool(edit.remove and edit.renames) and not (
+        edit.replace or edit.absorb or edit.schedule or edit.insert
+    )
 
 
 def compose_forwards(matches: Sequence[Match]) -> list[Match]:

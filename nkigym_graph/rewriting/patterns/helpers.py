@@ -9,6 +9,9 @@
 - ``dedupe(program, keeper, *duplicates)``: statements computing what ``keeper``
   computes (an equal pattern's ``Found.nodes``) are absorbed into it; their readers
   read its tile.
+- ``insert_before(program, node, *statements)``: new statements just before ``node``
+  (``new_name(program, node)`` names a tile they define), usually with ``node``
+  replaced to read it: ``insert_before(...)`` and ``replace(...)`` combine with ``|``.
 
 A helper checks what its rewrite needs of the program (who writes and reads the
 variables it redirects) and returns None when that fails, so a transform's ``edit`` may
@@ -94,6 +97,28 @@ def replace(program: Program, node: int, statement: Statement) -> Edit:
     if node not in program:
         raise TransformError(f"replace: the program has no statement with id {node}")
     return Edit(replace={node: statement})
+
+
+def insert_before(program: Program, node: int, *statements: Statement) -> Edit:
+    """``statements`` placed just before ``node``, in this order (verified when the edit
+    is applied; the snapshot is then built in full, every statement keeping its id)."""
+    if node not in program:
+        raise TransformError(f"insert_before: the program has no statement with id {node}")
+    wrong = next((s for s in statements if not isinstance(s, Statement)), None)
+    if wrong is not None or not statements:
+        got = type(wrong).__name__ if wrong is not None else "none"
+        raise TransformError(f"insert_before: statements must be Statements (at least one), got {got}")
+    return Edit(insert={node: statements})
+
+
+def new_name(program: Program, node: int, stem: str = "tile") -> str:
+    """A variable name ``program`` does not use, made from statement ``node``'s id: the
+    matches of one batch, each inserting at its own statement, never take the same."""
+    name, count = f"{stem}_at{node}", 1
+    while name in program.variables:
+        count += 1
+        name = f"{stem}_at{node}_{count}"
+    return name
 
 
 def merge_run(program: Program, nodes: Sequence[int], axis: str) -> Edit | None:

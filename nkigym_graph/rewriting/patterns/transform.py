@@ -39,6 +39,7 @@ from nkigym_graph.errors import TransformError
 from nkigym_graph.foreign_errors import where
 from nkigym_graph.rewriting.analysis_cache import Analysis, LazyMatches, analysis_of
 from nkigym_graph.rewriting.patterns.equal import EqualMatches, EqualPattern
+from nkigym_graph.rewriting.patterns.explain import equal_mismatch, set_mismatch
 from nkigym_graph.rewriting.patterns.footprint import compose_forwards, pattern_match
 from nkigym_graph.rewriting.patterns.sets import SetMatches, SetPattern
 from nkigym_graph.rewriting.patterns.tree import CaptureError, Found, Pattern
@@ -114,6 +115,48 @@ class PatternTransform(Transform):
         if refused:  # an edit that refuses a whole run may take parts of it: the pairs in it
             matches.extend(m for m in analysis.matches if refused.issuperset(m.nodes))
         return matches
+
+    def explain(self, program: Program, *nodes: int) -> str:
+        """Whether ``nodes`` are (part of) a match, and if not, why: the first constraint
+        of the pattern that fails, or that the pattern matches but ``edit`` refused it."""
+        pattern = self._pattern()
+        found = self._found_with(program, pattern, nodes)
+        if found is not None:
+            if self._checked_edit(program, found) is None:
+                return f"{self.name}: the pattern matches ({found!r}), but its edit returned None there"
+            return f"match: {self.describe(program, found)}"
+        return (
+            f"{self.name}: statements {list(nodes)} are no match: {self._mismatch(program, pattern, nodes)}"
+        )
+
+    def _found_with(
+        self, program: Program, pattern: Pattern | SetPattern | EqualPattern, nodes: tuple[int, ...]
+    ) -> Found | None:
+        """The pattern's match made of ``nodes``: a tree pattern's rooted at one of them
+        and covering all, a set or equal pattern's pair or run of exactly them."""
+        wanted = set(nodes)
+        if isinstance(pattern, Pattern):
+            for root in sorted(wanted, key=program.order_key, reverse=True):
+                found = pattern.at(program, root)
+                if found is not None and wanted <= set(found.nodes):
+                    return found
+            return None
+        grouped: SetMatches | EqualMatches = analysis_of(program, self).state
+        return next((f for f in (*grouped.pairs(), *grouped.runs()) if set(f.nodes) == wanted), None)
+
+    def _mismatch(
+        self, program: Program, pattern: Pattern | SetPattern | EqualPattern, nodes: tuple[int, ...]
+    ) -> str:
+        """Why ``nodes`` are no match of ``pattern`` (``_found_with`` found none)."""
+        if isinstance(pattern, SetPattern):
+            return set_mismatch(pattern, program, nodes)
+        if isinstance(pattern, EqualPattern):
+            return equal_mismatch(pattern, program, nodes)
+        root = max(nodes, key=program.order_key)
+        found = pattern.at(program, root)
+        if found is None:
+            return pattern.mismatch(program, root) or f"the pattern does not match at statement {root}"
+        return f"the match rooted at statement {root} is statements {list(found.nodes)}"
 
     # -- building matches ----------------------------------------------------------------
     def _pattern(self) -> Pattern | SetPattern | EqualPattern:

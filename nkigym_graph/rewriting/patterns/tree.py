@@ -51,6 +51,24 @@ def attrs_match(stmt: Statement, attrs: Mapping[str, Any]) -> bool:
     return True
 
 
+def an(word: str) -> str:
+    """``word`` with its indefinite article (``an alloc``, ``a load``)."""
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
+def attrs_mismatch(stmt: Statement, attrs: Mapping[str, Any]) -> str | None:
+    """Why ``stmt`` fails ``attrs`` (the first constraint it breaks), or None (``attrs_match``)."""
+    defaults = stmt.op.attr_defaults
+    for name, wanted in attrs.items():
+        value = stmt.attr(name, defaults.get(name))
+        if callable(wanted):
+            if not wanted(value):
+                return f"its {name} is {value!r}, which the pattern's condition on {name} refuses"
+        elif value != wanted:
+            return f"its {name} is {value!r}, the pattern wants {wanted!r}"
+    return None
+
+
 class CaptureError(TransformError, KeyError):
     """``found[name]`` for a name the pattern did not capture. Also a ``KeyError``, so
     ``name in found`` and ``found.get(name)`` work as for any mapping."""
@@ -158,6 +176,34 @@ class Pattern:
     def find(self, program: Program) -> list[Found]:
         """Every match, by root in program order."""
         return [found for node in self.roots(program) if (found := self.at(program, node)) is not None]
+
+    def mismatch(self, program: Program, node: int) -> str | None:
+        """Why the pattern does not match at ``node`` (the first constraint that fails,
+        the sub-pattern's operand path included), or None when it matches (``at``)."""
+        stmt = program[node]
+        if self.op is not None and stmt.op.name != self.op:
+            return f"statement {node} is {an(stmt.op.name)}, the pattern wants {an(self.op)}"
+        wrong = attrs_mismatch(stmt, self.attrs)
+        if wrong is not None:
+            return f"statement {node}: {wrong}"
+        if self.where is not None and not self.where(program, node):
+            return f"statement {node} fails the pattern's where condition"
+        positions = [position for position, _ in stmt.read_items()]
+        if len(self.operands) > len(positions):
+            return f"statement {node} reads {len(positions)} operands, the pattern has {len(self.operands)}"
+        producers = program.producers(node)
+        for index, (sub, position) in enumerate(zip(self.operands, positions, strict=False)):
+            if sub is None:
+                continue
+            sources = sorted({src for src, at in producers if at == position}, key=program.order_key)
+            if len(sources) != 1:
+                who = "no statement (a parameter)" if not sources else f"{len(sources)} statements {sources}"
+                wanted = f"({sub.op or 'any op'})"
+                return f"statement {node}'s operand {index} comes from {who}, the pattern wants one {wanted}"
+            deeper = sub.mismatch(program, sources[0])
+            if deeper is not None:
+                return f"statement {node}'s operand {index}: {deeper}"
+        return None
 
     def _matches(self, program: Program, node: int, nodes: list[int], captures: dict[str, int]) -> bool:
         stmt = program[node]
