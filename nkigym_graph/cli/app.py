@@ -61,7 +61,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--shape", action="append", metavar="NAME=DIMxDIM", help="a parameter's shape (repeat)")
     aliases = ", ".join(f"{a}={n}" for a, n in ALIASES.items() if a in ("bf16", "fp32", "fp16", "fp64"))
     p.add_argument("--dtype", default="float32", help=f"{choices()} (default float32; aliases {aliases})")
-    p.add_argument("--target", default="trn2", help="trn2 (default), trn1, grayskull, wormhole_b0, blackhole")
+    targets = "trn2 (default), trn1, grayskull, wormhole_b0, blackhole, or a target a plugin registers"
+    p.add_argument("--target", default="trn2", help=targets)
     p.add_argument(
         "--max-statements",
         type=positive_int,
