@@ -90,3 +90,26 @@ def test_search_refuses_a_root_too_large_to_verify() -> None:
     program = _copy(128, 128, a=(65536, 65536))
     with pytest.raises(ResourceLimitError, match="verification needs"):
         nkigym.search(program, budget=2)
+
+
+def test_interpret_holds_the_live_tiles_only() -> None:
+    """A tile is dropped after its last use, so the limit is on the peak of the live
+    tiles (with the inputs and outputs), not on the sum of every tile."""
+    from nkigym_graph.ir.synthetic import tiled_matmul
+    from nkigym_graph.numeric.interpreter import run
+    from nkigym_graph.numeric.memory_limit import interpreter_bytes
+
+    program = tiled_matmul(512, 512, 512)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((512, 512)), rng.standard_normal((512, 512))
+    every_tile = interpreter_bytes(program, np.dtype(np.float64), False)
+    live = interpreter_bytes(program, np.dtype(np.float64), False, keep=program.returns)
+    inputs_and_output = 3 * 512 * 512 * 8 - 512 * 512 * 4  # the output is float32
+    assert inputs_and_output < live < every_tile / 2
+    got = nkigym.interpret(program, max_bytes=live, a=a, b=b)
+    np.testing.assert_allclose(got, a.T @ b, rtol=1e-5, atol=1e-3)
+    with pytest.raises(ResourceLimitError):
+        nkigym.interpret(program, max_bytes=live - 1, a=a, b=b)
+    env = run(program, {"a": a, "b": b}, keep=program.returns)
+    assert set(env) == {"a", "b", *program.returns}
+    assert set(run(program, {"a": a, "b": b})) == set(program.variables)

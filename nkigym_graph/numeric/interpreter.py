@@ -21,7 +21,7 @@ Intermediates are computed in float64 (or ``dtype=``); outputs take the dtype th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import ml_dtypes
@@ -34,7 +34,7 @@ from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.slices import Slices
 from nkigym_graph.ir.variables import INTERMEDIATE
 from nkigym_graph.numeric.blas import one_blas_thread
-from nkigym_graph.numeric.memory_limit import DEFAULT_MAX_BYTES, check_memory
+from nkigym_graph.numeric.memory_limit import DEFAULT_MAX_BYTES, check_memory, live_ranges
 
 
 def _index(slices: Slices, cache: dict[Slices, tuple[slice, ...]]) -> tuple[slice, ...]:
@@ -50,13 +50,18 @@ def run(
     dtype: npt.DTypeLike | None = None,
     max_bytes: int | None = DEFAULT_MAX_BYTES,
     round_to: np.dtype | None = None,
+    keep: Collection[str] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Execute ``program`` and return every variable's final value. With ``round_to``,
-    every result a statement writes is rounded to that dtype, as a kernel's tiles hold
-    them, except into a variable that statements accumulate into (a partial sum, which
-    a kernel keeps in fp32 PSUM)."""
+    """Execute ``program`` and return every variable's final value, or with ``keep`` the
+    parameters', the outputs' and those of the variables in ``keep``: every other tile is
+    dropped after the last statement that mentions it, so a large program runs in the
+    memory of its live tiles (``memory_limit.live_ranges``). With ``round_to``, every
+    result a statement writes is rounded to that dtype, as a kernel's tiles hold them,
+    except into a variable that statements accumulate into (a partial sum, which a
+    kernel keeps in fp32 PSUM)."""
     compute = np.dtype(dtype) if dtype is not None else np.dtype(np.float64)
-    check_memory(program, compute, dtype is not None, max_bytes, "interpret")
+    check_memory(program, compute, dtype is not None, max_bytes, "interpret", keep)
+    dropped_after = _dropped_after(program, keep)
     env: dict[str, np.ndarray] = {}
     for param in program.params:
         if param.name not in arrays:
@@ -75,7 +80,7 @@ def run(
     variables = program.variables
     cache: dict[Slices, tuple[slice, ...]] = {}
     accumulated = {stmt.dst.var for stmt in program.statements if stmt.accumulate} if round_to else set()
-    for stmt in program.statements:
+    for position, stmt in enumerate(program.statements):
         op = stmt.op
         attrs = stmt.attr_map
         var, slices = stmt.dst
@@ -98,7 +103,21 @@ def run(
             region += result
         else:
             region[...] = result
+        for done in dropped_after.get(position, ()):
+            env.pop(done, None)
     return env
+
+
+def _dropped_after(program: Program, keep: Collection[str] | None) -> dict[int, list[str]]:
+    """Per statement position, the tiles ``run`` drops after it: those not kept, after
+    the last statement mentioning them (none when ``keep`` is None: every variable is kept)."""
+    if keep is None:
+        return {}
+    dropped: dict[int, list[str]] = {}
+    for var, (_, last) in live_ranges(program).items():
+        if var not in keep:
+            dropped.setdefault(last, []).append(var)
+    return dropped
 
 
 _ML_FLOATS = frozenset(
@@ -146,7 +165,8 @@ def interpret(
     """Run ``program`` on ``arrays`` (by parameter name) and return what it returns
     (one array, or a tuple). A fragment returns a dict of the tensors it writes.
 
-    The interpreter holds every variable at once; a program needing more than
+    The interpreter holds the inputs, the outputs and the tiles live at each statement
+    (a fragment's tiles throughout); a program needing more than
     ``max_bytes`` (default 4 GiB, ``None``: no limit) is refused with
     ``ResourceLimitError`` before anything is allocated, as is one numpy cannot allocate.
     (``max_bytes`` is typed ``Any`` only so that ``**arrays`` of numpy arrays type-checks.)
@@ -157,8 +177,8 @@ def interpret(
     if max_bytes is not None and (type(max_bytes) is not int or max_bytes < 0):
         raise NkigymError(f"interpret: max_bytes must be a non-negative int or None, got {max_bytes!r}")
     try:
-        with one_blas_thread():
-            env = run(program, arrays, dtype, max_bytes)
+        with one_blas_thread():  # a fragment returns every tensor it writes
+            env = run(program, arrays, dtype, max_bytes, keep=None if program.fragment else program.returns)
     except MemoryError as err:
         raise ResourceLimitError(f"interpret: out of memory running {program.name!r}: {err}") from None
     if program.fragment:
