@@ -45,3 +45,25 @@ def test_contractions_are_told_by_their_axes() -> None:
     assert not any(
         contracts(get_op(name)) for name in ("nc_transpose", "tensor_column", "activation", "load")
     )
+
+
+def test_the_bound_holds_the_live_tiles_only(rng: np.random.Generator) -> None:
+    """Tiles are dropped after their last use: a limit below every tile's sum but above
+    the live peak is enough, and the returned output is the same."""
+    import pytest
+
+    from nkigym_graph.errors import ResourceLimitError
+    from nkigym_graph.numeric.memory_limit import interpreter_bytes
+
+    program = ng.tile(tanh_then_matmul, SHAPES)
+    held = {name: rng.standard_normal(shape) for name, shape in SHAPES.items()}
+    live = 2 * interpreter_bytes(program, np.dtype(np.float64), True, program.returns)
+    every = 2 * interpreter_bytes(program, np.dtype(np.float64), True)
+    assert live < every
+    exact, bound = rounding_bound(program, held, np.dtype(np.float32), ENGINE, max_bytes=live)
+    unlimited = rounding_bound(program, held, np.dtype(np.float32), ENGINE, max_bytes=None)
+    assert np.array_equal(exact["output"], unlimited[0]["output"])
+    assert np.array_equal(bound["output"], unlimited[1]["output"])
+    assert set(exact) == {*SHAPES, "output"}
+    with pytest.raises(ResourceLimitError):
+        rounding_bound(program, held, np.dtype(np.float32), ENGINE, max_bytes=live - 1)
