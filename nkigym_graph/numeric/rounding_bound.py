@@ -115,6 +115,9 @@ def rounding_bound(
             values[var][region] = result
             copies = stmt.op.engine == DMA and not stmt.accumulate  # the values are held already
             bounds[var][region] = stored(result, bound, None if copies else storage)
+    for done in dropped_after.get(len(program) - 1, ()):  # the tiles the last statement used last
+        values.pop(done, None)
+        bounds.pop(done, None)
     return values, bounds
 
 
