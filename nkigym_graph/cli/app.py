@@ -123,8 +123,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--arch", help="buda: grayskull, wormhole_b0 (default) or blackhole")
     p.add_argument(
         "--df",
-        help="buda: data format of queues and op data: Bfp8_b, Float16_b, Float16 or Float32 "
-        "(default: the program's dtype)",
+        help="buda: data format of queues and op data: Bfp8_b, Float16_b, Float16 or Float32, in any "
+        "case (default: the program's dtype)",
     )
     p.add_argument(
         "--dtype",

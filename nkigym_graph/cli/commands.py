@@ -101,13 +101,28 @@ def search(args: argparse.Namespace) -> int:
     return 0
 
 
+EMIT_FLAGS = {"--arch": "arch", "--df": "df", "--dtype": "dtype"}
+"""``emit``'s backend flags and the option each passes to the backend."""
+BACKEND_FLAGS = {"buda": ("--arch", "--df"), "nki": ("--dtype",)}
+"""The flags each built-in backend takes (a plugin backend is passed every one given)."""
+
+
+def _flags(flags: Sequence[str]) -> str:
+    return " and ".join(flags) if len(flags) < 3 else f"{', '.join(flags[:-1])} and {flags[-1]}"
+
+
 def emit(args: argparse.Namespace) -> int:
+    given = [flag for flag, option in EMIT_FLAGS.items() if getattr(args, option)]
+    takes = BACKEND_FLAGS.get(args.backend, tuple(EMIT_FLAGS))
+    other = [flag for flag in given if flag not in takes]
+    if other:
+        verb = "is not an option" if len(other) == 1 else "are not options"
+        raise UsageError(
+            f"{_flags(other)} {verb} of the {args.backend} backend; "
+            f"the {args.backend} backend takes {_flags(takes)}"
+        )
     program = _read(args.program)
-    options = {"arch": args.arch} if args.arch else {}
-    if args.df:
-        options["df"] = args.df
-    if args.dtype:
-        options["dtype"] = args.dtype
+    options = {EMIT_FLAGS[flag]: getattr(args, EMIT_FLAGS[flag]) for flag in given}
     artifact = ng.emit_artifact(program, backend=args.backend, **options)
     if args.output:
         write_text(args.output, artifact.text)

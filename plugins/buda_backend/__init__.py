@@ -7,7 +7,7 @@
 apart (``fusion_splits``). ``arch`` is ``grayskull``, ``wormhole_b0`` or ``blackhole``; it
 defaults to the program's target when that is a Tenstorrent one, else ``wormhole_b0``.
 ``df`` picks the data format of queues and op data (``Bfp8_b``, ``Float16_b``,
-``Float16``, ``Float32``; default: the program's dtype, :mod:`.arch`).
+``Float16``, ``Float32``, in any case; default: the program's dtype, :mod:`.arch`).
 Every emitted netlist passes ``nkigym_graph.check_netlist``; the backend raises
 :class:`BudaEmitError` rather than return one that does not.
 

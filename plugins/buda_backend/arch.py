@@ -7,11 +7,12 @@ holds 8 tiles per ublock); Wormhole B0 and Blackhole use Float32 throughout (4 t
 except that an op with a reduce reading Float16 accumulates in Float16
 (:meth:`Arch.op_acc_df`).
 A bfloat16 (float16) program's queues and op data are Float16_b (Float16) on every arch;
-``df=`` asks for another data format (``Bfp8_b``: block floating point, one exponent per
-16 values) for queues and op data, accumulation staying the arch's and intermediates
-(matmul partial sums) ``Float16_b``; a tensor an op writes whose rows end inside a tile
-is stored in ``Float16_b`` too (``Arch.stored_df``). The numpy evaluator stores values in these formats
-(``nkigym_graph.buda.quantize``).
+those of any other dtype (float32, float64, fp8) are the arch's own format, Float32 or,
+on Grayskull, Float16_b. ``df=`` asks for another data format (``Bfp8_b``: block
+floating point, one exponent per 16 values) for queues and op data, accumulation staying
+the arch's and intermediates (matmul partial sums) ``Float16_b``; a tensor an op writes
+whose rows end inside a tile is stored in ``Float16_b`` too (``Arch.stored_df``). The
+numpy evaluator stores values in these formats (``nkigym_graph.buda.quantize``).
 """
 
 from __future__ import annotations
@@ -109,13 +110,18 @@ _SETTINGS: dict[str, tuple[str, str, str, int]] = {
 DATA_FORMATS = {"bfloat16": "Float16_b", "float16": "Float16"}
 """Buda data formats of program dtypes narrower than float32 (float32 uses the arch's)."""
 EMIT_FORMATS = ("Float32", "Float16_b", "Float16", "Bfp8_b")
-"""Data formats ``df=`` may ask for."""
+"""Data formats ``df=`` may ask for (in any case: ``bfp8_b`` is ``Bfp8_b``)."""
+_FORMAT_NAMES = {name.lower(): name for name in EMIT_FORMATS}
 
 
 def get_arch(target: str | Target, dtype: str | None = None, df: str | None = None) -> Arch:
     """The netlist settings for a Tenstorrent architecture name or target; a program of
     ``dtype`` bfloat16 or float16 keeps it in queues and op data, ``df`` (one of
-    :data:`EMIT_FORMATS`) overrides it (``acc_df`` is the arch's either way)."""
+    :data:`EMIT_FORMATS`, in any case) overrides it (``acc_df`` is the arch's either way).
+
+    >>> get_arch("wormhole_b0", df="bfp8_b").df
+    'Bfp8_b'
+    """
     try:
         resolved = arch_target(target)
     except Exception as err:  # NetlistError for names, or a Trainium target
@@ -124,8 +130,10 @@ def get_arch(target: str | Target, dtype: str | None = None, df: str | None = No
         raise BudaEmitError(f"no netlist settings for architecture {resolved.name!r}")
     data, acc_df, fidelity, channels = _SETTINGS[resolved.name]
     if df is not None:
-        if df not in EMIT_FORMATS:
-            raise BudaEmitError(f"df must be one of {', '.join(EMIT_FORMATS)}, got {df!r}")
+        spelled = _FORMAT_NAMES.get(df.lower()) if isinstance(df, str) else None
+        if spelled is None:
+            raise BudaEmitError(f"df must be one of {', '.join(EMIT_FORMATS)} (in any case), got {df!r}")
+        df = spelled
         if df == "Float32" and acc_df != "Float32":
             raise BudaEmitError(f"{resolved.name} has no Float32 data path; use Float16_b or Bfp8_b")
         return Arch(resolved, df, acc_df, fidelity, channels)

@@ -12,6 +12,11 @@
 6. the document is assembled, checked with ``check_netlist(..., strict=True)`` (any error
    or warning raises :class:`BudaEmitError` listing them: emitted netlists keep to the
    stricter reading of every rule) and written as YAML.
+
+Steps 3 to 6 depend only on the nodes of step 2, the program's name and parameter names,
+and the architecture: :attr:`Emitter.key`. Programs a search derives from one another
+often lower to the same nodes (a rewrite that keeps every result's tile), so a cost model
+can price one netlist per key.
 """
 
 from __future__ import annotations
@@ -42,7 +47,12 @@ from .yaml_text import to_yaml
 Pair = tuple[int, int]
 
 
-class _Emitter:
+class Emitter:
+    """``program`` lifted and lowered to netlist nodes for ``arch`` (steps 1 and 2; raises
+    :class:`BudaEmitError` naming what cannot be); :meth:`document` and :meth:`run` do the
+    rest. ``key`` is what they depend on: emitters with equal keys give equal netlists (or
+    raise equal errors)."""
+
     def __init__(self, program: Program, arch: Arch) -> None:
         self.program = program
         self.arch = arch
@@ -52,8 +62,11 @@ class _Emitter:
         except ValueError as err:
             raise BudaEmitError(str(err)) from None
         self.nodes: NodeGraph = build_nodes(stack_stitched(lift(program)))
+        params = [p.name for p in program.params]
         labels = {n: node.label for n, node in self.nodes.nodes.items()}
-        self.names = Names([p.name for p in program.params], list(self.nodes.outputs), labels)
+        self.names = Names(params, list(self.nodes.outputs), labels)
+        self.key = (program.name, tuple(params), arch, self.nodes.key)
+        self._times: dict[tuple[object, ...], OpPrice] = {}
 
     def violations(self, op: BuiltOp) -> list[str]:
         alone = assemble(
@@ -74,11 +87,16 @@ class _Emitter:
         return ["fusion.slower"] if fused.seconds > streamed else []
 
     def time(self, op: BuiltOp) -> OpPrice:
-        """The timing model's price of ``op`` run on its own."""
-        alone = assemble(
-            self.graph_name, [op], {op.name: (0, 0)}, self.nodes, self.names, self.arch, alone=True
-        )
-        return price_netlist(load_netlist(alone.doc), self.arch.target).ops[0]
+        """The timing model's price of ``op`` run on its own (kept by the members, exit and
+        grid that make the op: placement asks for every op's again on each round)."""
+        key = (op.members, op.exit, op.grid)
+        found = self._times.get(key)
+        if found is None:
+            alone = assemble(
+                self.graph_name, [op], {op.name: (0, 0)}, self.nodes, self.names, self.arch, alone=True
+            )
+            found = self._times[key] = price_netlist(load_netlist(alone.doc), self.arch.target).ops[0]
+        return found
 
     def _build(self, members: list[int], exit_node: int, limit: Pair) -> BuiltOp:
         return build_op(self.nodes, members, exit_node, self.arch, self.names, limit)
@@ -177,7 +195,7 @@ def _circular_buffers(parsed: Any, arch: Arch) -> dict[str, Any]:
 def netlist_document(program: Program, arch: Arch) -> dict[str, Any]:
     """The checked netlist ``program`` emits for ``arch``, as a map (no YAML text): what
     a cost model prices. Raises :class:`BudaEmitError` as :func:`emit_netlist` does."""
-    assembled, _, _ = _Emitter(program, arch).document()
+    assembled, _, _ = Emitter(program, arch).document()
     return assembled.doc
 
 
@@ -188,7 +206,7 @@ def emit_netlist(program: Program, arch: Arch, allow_over_limit: bool = False) -
     (``CircularBufferError`` naming the count and suggesting ``weight_stitch``) unless
     ``allow_over_limit``.
     """
-    artifact = _Emitter(program, arch).run()
+    artifact = Emitter(program, arch).run()
     if not allow_over_limit:
         check_circular_buffers(artifact.parsed, arch.target)
     return artifact

@@ -86,6 +86,8 @@ class _Lifter:
     stored: dict[str, list[tuple[int, Region, Region]]] = field(default_factory=dict)
     views: dict[str, list[int]] = field(default_factory=dict)
     """Stitched parameter -> the values of its weights, in column order."""
+    params: set[str] = field(default_factory=set)
+    """The program's parameter names."""
 
     def error(self, node: int, message: str) -> BudaEmitError:
         return BudaEmitError(message, self.program.describe(node))
@@ -96,6 +98,7 @@ class _Lifter:
         if program.fragment:
             raise BudaEmitError(f"{program.name}: a fragment has no parameters and outputs to map to queues")
         params: dict[str, int] = {}
+        self.params = {param.name for param in program.params}
         for param in program.params:
             if len(param.shape) != 2 or param.space != "hbm":
                 raise BudaEmitError(
@@ -232,7 +235,7 @@ class _Lifter:
     def _partial(self, var: str, slices: Slices) -> _Piece | None:
         at = _region(slices)
         piece = next((p for p in self.pieces.get(var, ()) if p.at == at), None)
-        if piece is None or not piece.extent or covers_once(piece.chunks, piece.extent):
+        if piece is None or _summed(piece):
             return None
         return piece
 
@@ -296,16 +299,19 @@ class _Lifter:
 
     def _resolve(self, node: int, var: str, slices: Slices) -> tuple[int, Region]:
         at = _region(slices)
-        params = {p.name for p in self.program.params}
-        if var in params:
+        if var in self.params:
             raise self.error(node, f"reads parameter {var!r} without loading it")
+        pieces = self.pieces.get(var, ())
+        for piece in pieces:  # most reads are of one whole tile as written (pieces never overlap)
+            if piece.at == at and _summed(piece):
+                return (piece.value, piece.region)
         found: tuple[int, Region] | None = None
         covered = 0
-        for piece in self.pieces.get(var, ()):
+        for piece in pieces:
             common = intersect(piece.at, at)
             if common is None:
                 continue
-            if piece.extent and not covers_once(piece.chunks, piece.extent):
+            if not _summed(piece):
                 raise self.error(
                     node,
                     f"reads {var}, a partial sum of {self.values[piece.value].name} over chunks "
@@ -358,6 +364,11 @@ class _Lifter:
                 raise BudaEmitError(f"output {name!r} is not written exactly once everywhere")
             outputs[name] = value
         return outputs
+
+
+def _summed(piece: _Piece) -> bool:
+    """Whether ``piece`` holds its value whole: no partial sum, or one with every chunk added."""
+    return not piece.extent or covers_once(piece.chunks, piece.extent)
 
 
 def _moved(piece: _Piece, at: Region) -> _Piece:

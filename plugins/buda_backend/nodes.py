@@ -15,7 +15,7 @@ own (then unfusable) graph op; otherwise a ``datacopy`` node with the TM is inse
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -74,13 +74,14 @@ Ref = Source | Internal
 
 @dataclass(frozen=True)
 class Micro:
-    """One Buda op of a node."""
+    """One Buda op of a node (hashable, like every part of a :class:`Node`)."""
 
     node: int
     step: int
     type: str
     inputs: tuple[Ref, ...]
-    attributes: Mapping[str, Any]
+    attributes: tuple[tuple[str, Any], ...]
+    """``(name, value)`` pairs, in the order the netlist writes them."""
     shape: Shape
 
     @property
@@ -134,6 +135,12 @@ class NodeGraph:
         for node in self.nodes.values():
             for source in node.reads():
                 self.consumers[source].add(node.id)
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        """The graph as a hashable value, in order (nodes, outputs, parameters): graphs with
+        equal keys emit the same netlist."""
+        return (tuple(self.nodes.values()), tuple(self.outputs.items()), tuple(self.params.items()))
 
 
 def _resolve(graph: TensorGraph, value_id: int, transposed: bool, layout: Layout = PLAIN) -> Source:
@@ -195,7 +202,7 @@ def _node(graph: TensorGraph, value: TensorValue) -> Node:
         inputs = tuple(
             ConstSource(r, _constant_shape(r, out)) if isinstance(r, Fill | ColumnOnes) else r for r in refs
         )
-        micros.append(Micro(value.id, step, spec.type, inputs, dict(spec.attributes), out))
+        micros.append(Micro(value.id, step, spec.type, inputs, spec.attributes, out))
     return Node(value.id, value.name, tuple(micros), value.tile)
 
 
@@ -210,7 +217,7 @@ def _ref_shape(ref: Ref | Constant, micros: list[Micro]) -> Shape | None:
 
 
 def _copy_node(node_id: int, source: Source, label: str, tile: Shape) -> Node:
-    micro = Micro(node_id, 0, "datacopy", (source,), {}, source.shape)
+    micro = Micro(node_id, 0, "datacopy", (source,), (), source.shape)
     return Node(node_id, label, (micro,), tile)
 
 

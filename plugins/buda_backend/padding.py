@@ -25,6 +25,7 @@ ValueError: statement `...`: it sums 1 column(s) of ..., and the netlist would a
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -111,7 +112,14 @@ def _held_in(formats: Sequence[str]) -> str:
 def _stored(value: float, formats: Sequence[str]) -> float:
     """``value`` rounded to each data format of ``formats`` in turn (beyond a format's
     range it is inf)."""
-    array = np.full((1, 16), value)  # one block of 16 values, whole for any format
+    return _rounded(value.hex(), tuple(formats))
+
+
+@functools.lru_cache(maxsize=4096)
+def _rounded(bits: str, formats: tuple[str, ...]) -> float:
+    """:func:`_stored` of ``float.fromhex(bits)`` (by its bits: 0.0 and -0.0 differ), kept:
+    every ``+=`` statement rounds its sum, mostly of the same few values."""
+    array = np.full((1, 16), float.fromhex(bits))  # one block of 16 values, whole for any format
     for df in formats:
         array = quantize(array, df)
     return float(array[0, 0])

@@ -93,16 +93,30 @@ def region_text(region: Region) -> str:
 
 
 def offset(region: Region, inner: Region, base: Region) -> Region:
-    """``inner`` (a sub-region of ``base`` in the same coordinates) moved onto ``region``."""
-    return tuple(  # type: ignore[return-value]
-        (r0 + i0 - b0, r0 + i1 - b0) for (r0, _), (i0, i1), (b0, _) in zip(region, inner, base, strict=True)
-    )
+    """``inner`` (a sub-region of ``base`` in the same coordinates) moved onto ``region``.
+
+    >>> offset(((0, 32), (64, 96)), ((40, 50), (8, 16)), ((32, 64), (0, 32)))
+    ((8, 18), (72, 80))
+    """
+    (r0, _), (c0, _) = region
+    (i0, i1), (j0, j1) = inner
+    (b0, _), (d0, _) = base
+    return ((r0 + i0 - b0, r0 + i1 - b0), (c0 + j0 - d0, c0 + j1 - d0))
 
 
 def intersect(a: Region, b: Region) -> Region | None:
-    """The common part of two regions, or None."""
-    out = tuple((max(a0, b0), min(a1, b1)) for (a0, a1), (b0, b1) in zip(a, b, strict=True))
-    return None if any(lo >= hi for lo, hi in out) else out  # type: ignore[return-value]
+    """The common part of two regions, or None.
+
+    >>> intersect(((0, 32), (0, 64)), ((16, 48), (32, 96)))
+    ((16, 32), (32, 64))
+    >>> intersect(((0, 32), (0, 32)), ((32, 64), (0, 32))) is None  # they only touch
+    True
+    """
+    (a0, a1), (c0, c1) = a
+    (b0, b1), (d0, d1) = b
+    rows = (max(a0, b0), min(a1, b1))
+    cols = (max(c0, d0), min(c1, d1))
+    return (rows, cols) if rows[0] < rows[1] and cols[0] < cols[1] else None
 
 
 def subtract(outer: Region, inner: Region) -> list[Region]:

@@ -6,7 +6,10 @@ the netlist with every rule (strict), and the timing model
 (:mod:`nkigym_graph.buda.timing`; its constants: ``print(nkigym_graph.buda.timing.table())``)
 times that netlist. A program the backend cannot emit is infeasible, with the backend's
 reason. Reports are kept by the program's canonical hash, so a search prices each distinct
-program once.
+program once; and priced netlists by what the netlist depends on (the lifted nodes, names
+and architecture: ``Emitter.key``), so of the programs a search derives from one another,
+which mostly lower to the same netlist, each is lifted but the netlist is planned, placed,
+checked and timed once.
 
 Modeled, not measured.
 """
@@ -23,10 +26,10 @@ from nkigym_graph.cost import CostModelError, CostReport
 from nkigym_graph.errors import NkigymError
 from nkigym_graph.ir.program import Program
 from nkigym_graph_plugins.buda_backend.arch import get_arch
-from nkigym_graph_plugins.buda_backend.emit import netlist_document
+from nkigym_graph_plugins.buda_backend.emit import Emitter
 
 CACHE_SIZE = 512
-"""Reports kept (by canonical hash and target)."""
+"""Reports kept (by canonical hash and target), and priced netlists (by ``Emitter.key``)."""
 INFEASIBLE_SECONDS = 1.0
 """Modeled time of a program the backend cannot emit (it ranks after every feasible one)."""
 MEMORIES = ("L1", "")
@@ -45,6 +48,7 @@ class TenstorrentCostModel:
     def __init__(self, df: str | None = None) -> None:
         self.df = df
         self._reports: OrderedDict[tuple[str, str], CostReport] = OrderedDict()
+        self._netlists: OrderedDict[tuple[object, ...], NetlistPrice | NkigymError] = OrderedDict()
         self._lock = threading.Lock()
 
     def estimate(self, program: Program) -> CostReport:
@@ -55,16 +59,11 @@ class TenstorrentCostModel:
                 f"{program.name!r} is tiled for {target.name}, which the trn2 cost model prices"
             )
         key = (program.canonical_hash, target.name)
-        with self._lock:
-            found = self._reports.get(key)
-            if found is not None:
-                self._reports.move_to_end(key)
-                return found
+        found = self._kept(self._reports, key)
+        if found is not None:
+            return found
         report = self._estimate(program)
-        with self._lock:
-            self._reports[key] = report
-            while len(self._reports) > CACHE_SIZE:
-                self._reports.popitem(last=False)
+        self._keep(self._reports, key, report)
         return report
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -77,7 +76,31 @@ class TenstorrentCostModel:
         """The priced netlist of ``program`` (per op; raises the backend's error)."""
         dtypes = {param.dtype for param in program.params}
         arch = get_arch(program.target, dtypes.pop() if len(dtypes) == 1 else None, self.df)
-        return price_netlist(load_netlist(netlist_document(program, arch)), program.target)
+        emitter = Emitter(program, arch)
+        found = self._kept(self._netlists, emitter.key)
+        if found is None:
+            try:
+                assembled, _, _ = emitter.document()
+                found = price_netlist(load_netlist(assembled.doc), program.target)
+            except NkigymError as err:
+                found = err
+            self._keep(self._netlists, emitter.key, found)
+        if isinstance(found, NkigymError):
+            raise found.with_traceback(None)
+        return found
+
+    def _kept(self, cache: OrderedDict[Any, Any], key: Any) -> Any:
+        with self._lock:
+            found = cache.get(key)
+            if found is not None:
+                cache.move_to_end(key)
+            return found
+
+    def _keep(self, cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+        with self._lock:
+            cache[key] = value
+            while len(cache) > CACHE_SIZE:
+                cache.popitem(last=False)
 
     def _estimate(self, program: Program) -> CostReport:
         target = program.target
