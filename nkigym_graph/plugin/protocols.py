@@ -57,7 +57,6 @@ class Backend:
     """Base class for backends: subclasses set ``name`` and implement ``emit``."""
 
     name: str = ""
-    default_target: str = "trn2"
 
     def emit(self, program: Program, target: Target, **options: Any) -> Artifact:
         """Translate ``program`` for ``target``."""

@@ -60,7 +60,6 @@ class BudaBackend(Backend):
     """Emit a checked Buda netlist (see the package docstring)."""
 
     name = "buda"
-    default_target = DEFAULT_ARCH
 
     def emit(self, program: Program, target: Target, **options: Any) -> Artifact:
         arch = options.pop("arch", None)

@@ -32,7 +32,6 @@ class NkiBackend(Backend):
     """Emit NKI kernel source (``Artifact.text``, suffix ``.py``)."""
 
     name = "nki"
-    default_target = "trn2"
 
     def emit(self, program: Program, target: Target, **options: Any) -> Artifact:
         return emit_kernel(program, target, LOWERINGS, **options)
