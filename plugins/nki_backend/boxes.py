@@ -18,7 +18,7 @@ searched again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -82,11 +82,12 @@ def _boxes(array: Vector, lo: int, hi: int, lines: int, wrap: _Wrap | None) -> l
 
 def _arithmetic_lengths(diffs: Vector, count: int) -> list[int]:
     """``length[i]``: how many blocks from ``i`` on form one arithmetic progression."""
+    same = np.all(diffs[1:] == diffs[:-1], axis=1).tolist()  # same[i]: diffs[i] == diffs[i + 1]
     length = [1] * count
     if count >= 2:
         length[count - 2] = 2
     for i in range(count - 3, -1, -1):
-        length[i] = length[i + 1] + 1 if np.array_equal(diffs[i], diffs[i + 1]) else 2
+        length[i] = length[i + 1] + 1 if same[i] else 2
     return length
 
 
@@ -103,7 +104,15 @@ def _make(start: int, inner: int, outer: int, d_inner: Vector, d_outer: Vector, 
     )
 
 
+Rank = tuple[int, int, int, int]
+"""How a box ranks: lines saved, one loop before two, fewer varying constants, earlier start."""
+Candidate = tuple[Rank, int, int, int, Vector, Vector]
+"""A box not yet made: its rank, start, inner and outer counts, ``d_inner`` and ``d_outer``."""
+
+
 def _best_box(v: Vector, lines: int, wrap: _Wrap | None) -> Box | None:
+    """The box that saves most lines among the vectors ``v`` (the first of the best, in
+    the order 1-D boxes by start, then 2-D boxes by row width and start), if worth a loop."""
     count = len(v)
     if count < 2:
         return None
@@ -111,27 +120,61 @@ def _best_box(v: Vector, lines: int, wrap: _Wrap | None) -> Box | None:
     if wrap is not None:
         diffs = wrap(diffs)
     length = _arithmetic_lengths(diffs, count)
-    zero = np.zeros(v.shape[1], dtype=np.int64)
-    starts = [i for i in range(count - 1) if i == 0 or length[i - 1] != length[i] + 1]
-    candidates = [_make(i, length[i], 1, diffs[i], zero, lines) for i in starts]
+    best: Candidate | None = None
+    for candidate in _row_boxes(diffs, length, lines):
+        if best is None or candidate[0] > best[0]:
+            best = candidate
     for width in sorted({length[i] for i in range(count - 1)}):
-        for start in range(count - 2 * width + 1):
-            if length[start] < width:
-                continue
-            rows, d_outer = 1, None
-            while start + (rows + 1) * width <= count:
-                row = start + rows * width
-                if length[row] < width or not np.array_equal(diffs[row], diffs[start]):
-                    break
-                step = v[row] - v[row - width]
-                if wrap is not None:
-                    step = wrap(step)
-                if d_outer is not None and not np.array_equal(step, d_outer):
-                    break
-                d_outer = step
-                rows += 1
-            if rows >= 2 and d_outer is not None:
-                candidates.append(_make(start, width, rows, diffs[start], d_outer, lines))
-    best = max(candidates, key=lambda b: (b.saved, -(b.outer > 1), -b.nonzeros, -b.start))
-    worth = best.saved > 0 and (best.count >= 3 or lines >= MIN_PAIR_LINES)
-    return best if worth else None
+        if 2 * width > count:
+            break  # no two rows of this width fit
+        for candidate in _grid_boxes(v, diffs, length, width, lines, wrap):
+            if best is None or candidate[0] > best[0]:
+                best = candidate
+    assert best is not None  # (block 0 starts a 1-D box)
+    box = _make(*best[1:], lines)
+    worth = box.saved > 0 and (box.count >= 3 or lines >= MIN_PAIR_LINES)
+    return box if worth else None
+
+
+def _row_boxes(diffs: Vector, length: list[int], lines: int) -> Iterator[Candidate]:
+    """The 1-D boxes: each maximal arithmetic progression, by start."""
+    nonzeros = np.count_nonzero(diffs, axis=1).tolist()
+    zero = np.zeros(diffs.shape[1], dtype=np.int64)
+    for i in range(len(length) - 1):
+        if i == 0 or length[i - 1] != length[i] + 1:
+            yield ((length[i] - 1) * lines - 1, 0, -nonzeros[i], -i), i, length[i], 1, diffs[i], zero
+
+
+def _grid_boxes(
+    v: Vector, diffs: Vector, length: list[int], width: int, lines: int, wrap: _Wrap | None
+) -> Iterator[Candidate]:
+    """The 2-D boxes with rows of ``width`` blocks (``2 * width <= count``), by start: from
+    each block that starts a progression of ``width`` blocks, the most rows that follow,
+    each a progression with the same steps that starts the same step ``d_outer`` after the
+    row before. Whether a row can follow another depends only on the two (and the step
+    on the row before them), so the rows are counted once per block, from the end."""
+    count = len(v)
+    last = count - width  # the last block a row can start at
+    # follows[r - width]: a row can start at block r after a row at r - width (r <= last)
+    follows = (np.asarray(length[width : last + 1]) >= width) & np.all(
+        diffs[width : last + 1] == diffs[: last + 1 - width], axis=1
+    )
+    steps = v[width:] - v[:-width]  # steps[r - width]: from block r - width to block r
+    if wrap is not None:
+        steps = wrap(steps)
+    # same_step[r - 2 * width]: the step to block r is the step to block r - width
+    pairs = max(0, last + 1 - 2 * width)
+    same_step = np.all(steps[width : width + pairs] == steps[:pairs], axis=1).tolist()
+    row_after = follows.tolist()
+    more = [0] * (count + 1)  # more[r]: rows that follow from block r on, after two rows
+    for r in range(last, 2 * width - 1, -1):
+        if row_after[r - width] and same_step[r - 2 * width]:
+            more[r] = 1 + more[r + width]
+    nonzeros = np.count_nonzero(diffs, axis=1)
+    step_nonzeros = np.count_nonzero(steps, axis=1)
+    for start in range(count - 2 * width + 1):
+        if length[start] < width or not row_after[start]:
+            continue
+        outer = 2 + more[start + 2 * width]
+        rank = ((width * outer - 1) * lines - 2, -1, -int(nonzeros[start] + step_nonzeros[start]), -start)
+        yield rank, start, width, outer, diffs[start], steps[start]

@@ -169,8 +169,9 @@ def _fit(
         best, best_peak = sunk, _sbuf_peak(sunk)
         if _has_shared_loads(program, lowerings):
             hoisted = lower_program(program, target, types, lowerings, hoist_shared=True)
-            if _sbuf_peak(hoisted) <= best_peak:
-                best, best_peak = hoisted, _sbuf_peak(hoisted)
+            hoisted_peak = _sbuf_peak(hoisted)
+            if hoisted_peak <= best_peak:
+                best, best_peak = hoisted, hoisted_peak
         if best_peak <= capacity or not fit or split_round == MAX_SPLIT_ROUNDS:
             break
         choice = best_split(program, sunk.groups, sunk.tiles, _sinks(program, lowerings))

@@ -11,9 +11,13 @@ of output tiles, then the rows themselves. A rotating pool's slot index need onl
 affine modulo the pool's count (``psum[(i0 + 2) % 4]``).
 
 Since a fold that rewrites later code starts the search again, the roller remembers
-what does not change: each unit's key, description (:class:`.blocks.Descriptions`) and
-buffers, and each stretch's best boxes (by period and unit identities), so a restart
-costs a scan of the keys rather than describing every block again.
+what does not change: each unit's key and description (:class:`.blocks.Descriptions`)
+and, per period, which stretches it found nothing in (:mod:`.sweeps`); the unit list
+keeps the periods and each buffer's users up to date as folds replace units
+(:mod:`.unit_list`). A restart looks only at the stretches near the units that changed
+(and those the last try of a period did not reach), so rolling takes time in
+proportion to the units it folds and rewrites, not to the passes times the length of
+the list.
 
 Tiles a loop allocates that later code still reads are collected into a list
 (``tensor_0_tiles = []`` before the loop, ``tensor_0_tiles.append(tensor_0)`` inside)
@@ -34,10 +38,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 
-from .blocks import Description, Descriptions, Substitution, instr_key, referenced, rewrite_refs, substitute
+from .blocks import Description, Descriptions, Substitution, instr_key, rewrite_refs, substitute
 from .boxes import Box, find_boxes
 from .ir import Affine, Family, Group, Loop, Ref, Tile, Unit
 from .names import NameTable
+from .sweeps import Sweep
+from .unit_list import UnitList
 
 Placement = tuple[int, Box]
 """A box at an absolute unit position."""
@@ -51,9 +57,8 @@ class Roller:
         self._next_loop = 0
         self._keys: dict[int, tuple[Unit, int]] = {}
         self._interned: dict[Hashable, int] = {}
-        self._referenced: dict[int, tuple[Unit, frozenset[int]]] = {}
         self._descriptions = Descriptions()
-        self._phases: dict[tuple[int, tuple[int, ...]], tuple[tuple[Unit, ...], list[Placement]]] = {}
+        self._sweeps: dict[int, Sweep] = {}
 
     # -- keys -------------------------------------------------------------------------
     def key(self, unit: Unit) -> int:
@@ -72,58 +77,37 @@ class Roller:
 
     # -- driver -----------------------------------------------------------------------
     def roll(self, units: Sequence[Unit]) -> list[Unit]:
-        """``units`` with every regular repetition folded into loops."""
-        current = list(units)
-        while True:
-            keys = [self.key(u) for u in current]
-            for period in _periods(keys):
-                rolled = self._roll_period(current, keys, period)
-                if rolled is not None:
-                    current = rolled
-                    break
-            else:
-                return current
+        """``units`` with every regular repetition folded into loops: a pass tries the
+        periods in ascending order and ends with the first that folds; passes repeat
+        until none folds."""
+        listed = UnitList(units, self.key)
+        while any(self._roll_period(listed, period) for period in listed.periods()):
+            pass  # a period folded: start again from the smallest
+        return listed.units
 
-    def _roll_period(self, units: list[Unit], keys: list[int], period: int) -> list[Unit] | None:
-        stretches = _stretches(keys, period)
-        if not stretches:
-            return None
-        units = list(units)
-        folded = False
-        out: list[Unit] = []
+    def _roll_period(self, units: UnitList, period: int) -> bool:
+        """Fold the boxes of the stretches of ``period`` from the first on, until a fold
+        rewrites later code (which starts the search again); whether any folded."""
+        sweep = self._sweeps.setdefault(period, Sweep())
+        folds: list[tuple[int, int, Loop]] = []
         cursor = 0
-        for start, end in stretches:
+        for start, end in sweep.start(units, period):
             if start < cursor:
                 continue
-            for at, box in self._best_phase(units, start, end, period):
-                folded = True
-                out += units[cursor:at]
+            for at, box in self._best_phase(units.units, start, end, period):
                 loop, rewrote = self._fold(units, at, period, box)
-                out.append(loop)
                 cursor = at + box.count * period
+                folds.append((at, cursor, loop))
                 if rewrote:  # later code changed: look again from the smallest period
-                    return out + units[cursor:]
-        if not folded:
-            return None
-        out += units[cursor:]
-        return out
+                    sweep.finish(units, cursor)
+                    _replace_folded(units, folds)
+                    return True
+        sweep.finish(units)
+        _replace_folded(units, folds)
+        return bool(folds)
 
     def _best_phase(self, units: list[Unit], start: int, end: int, period: int) -> list[Placement]:
-        """The boxes of the phase that saves most lines in the stretch ``[start, end)``.
-
-        A fold that rewrites later code starts the search again on the whole list, so the
-        same stretches come back many times: the boxes (relative to ``start``) are
-        remembered per period and units (by identity; the entry keeps the units alive, so
-        their identities are not reused)."""
-        stretch = tuple(units[start:end])
-        memo = (period, tuple(map(id, stretch)))
-        hit = self._phases.get(memo)
-        if hit is None:
-            hit = (stretch, [(at - start, box) for at, box in self._best_phase_of(units, start, end, period)])
-            self._phases[memo] = hit
-        return [(start + at, box) for at, box in hit[1]]
-
-    def _best_phase_of(self, units: list[Unit], start: int, end: int, period: int) -> list[Placement]:
+        """The boxes of the phase that saves most lines in the stretch ``[start, end)``."""
         best: tuple[tuple[int, int, int], list[Placement]] | None = None
         for phase in range(start, min(start + period, end)):
             blocks = (end - phase) // period
@@ -137,35 +121,15 @@ class Roller:
                 break  # every block in one box: no other phase does better
         return [] if best is None else best[1]
 
-    def _users(self, units: list[Unit], idents: set[int]) -> dict[int, list[int]]:
-        """Buffer identity (of ``idents``) -> positions of the units that read or write it."""
-        users: dict[int, list[int]] = {}
-        remembered = self._referenced
-        for position, unit in enumerate(units):
-            hit = remembered.get(id(unit))
-            found = hit[1] if hit is not None and hit[0] is unit else self._referenced_by(unit)
-            if not found.isdisjoint(idents):
-                for ident in found & idents:
-                    users.setdefault(ident, []).append(position)
-        return users
-
-    def _referenced_by(self, unit: Unit) -> frozenset[int]:
-        """``referenced(unit)``, remembered per unit (kept alive with it)."""
-        hit = self._referenced.get(id(unit))
-        if hit is not None and hit[0] is unit:
-            return hit[1]
-        found = frozenset(referenced(unit))
-        self._referenced[id(unit)] = (unit, found)
-        return found
-
     # -- folding ----------------------------------------------------------------------
     def _new_loop_id(self) -> int:
         self._next_loop += 1
         return self._next_loop
 
-    def _fold(self, units: list[Unit], at: int, period: int, box: Box) -> tuple[Loop, bool]:
-        """The loop for ``box``, and whether code after it was rewritten to use its lists."""
-        blocks = [units[at + k * period : at + (k + 1) * period] for k in range(box.count)]
+    def _fold(self, units: UnitList, at: int, period: int, box: Box) -> tuple[Loop, bool]:
+        """The loop for ``box`` (the caller puts it in place of the blocks), and whether
+        code after it was rewritten to use its lists."""
+        blocks = [units.units[at + k * period : at + (k + 1) * period] for k in range(box.count)]
         inner = self._new_loop_id()
         outer = self._new_loop_id() if box.outer > 1 else None
         holes = [
@@ -176,7 +140,7 @@ class Roller:
         plan = Substitution(holes, flat, {}, {})
         span = range(at, at + box.count * period)
         created = [self._descriptions.describe(block).created for block in blocks]
-        users = self._users(units, {id(obj) for made in created for obj in made})
+        users = units.users({id(obj) for made in created for obj in made})
         outside: dict[int, tuple[Family, int, bool]] = {}
         new_families: list[Family] = []
         for position, first in enumerate(created[0]):
@@ -199,33 +163,11 @@ class Roller:
         return Loop(outer, box.outer, (Loop(inner, box.inner, body),), tuple(new_families)), bool(outside)
 
 
-def _periods(keys: list[int]) -> list[int]:
-    """Distances from each unit to the next unit with the same key, ascending."""
-    last: dict[int, int] = {}
-    found: set[int] = set()
-    for i in range(len(keys) - 1, -1, -1):
-        nxt = last.get(keys[i])
-        if nxt is not None:
-            found.add(nxt - i)
-        last[keys[i]] = i
-    return sorted(found)
-
-
-def _stretches(keys: list[int], period: int) -> list[tuple[int, int]]:
-    """Maximal ``[start, end)`` ranges that repeat with ``period`` at least twice."""
-    out = []
-    i, n = 0, len(keys)
-    while i + period < n:
-        if keys[i] != keys[i + period]:
-            i += 1
-            continue
-        j = i
-        while j + period < n and keys[j] == keys[j + period]:
-            j += 1
-        if j - i >= period:
-            out.append((i, j + period))
-        i = j + 1
-    return out
+def _replace_folded(units: UnitList, folds: list[tuple[int, int, Loop]]) -> None:
+    """Put each fold's loop in place of its blocks ``[start, stop)``, the last first (the
+    positions are those before the pass)."""
+    for start, stop, loop in reversed(folds):
+        units.replace(start, stop, [loop])
 
 
 def _place(
@@ -239,15 +181,16 @@ def _place(
     run = 0
     for k in range(1, count + 1):
         if k == count or descs[k].sig != descs[run].sig:
-            vectors = [d.vec for d in descs[run:k]]
-            for box in find_boxes(vectors, descs[run].lines, descs[run].moduli):
-                found.append((phase + (run + box.start) * period, box))
+            if k - run > 1:  # (one block makes no box)
+                vectors = [d.vec for d in descs[run:k]]
+                for box in find_boxes(vectors, descs[run].lines, descs[run].moduli):
+                    found.append((phase + (run + box.start) * period, box))
             run = k
     return found
 
 
 def _rewrite_outside(
-    units: list[Unit], span: range, outside: dict[int, tuple[Family, int, bool]], users: dict[int, list[int]]
+    units: UnitList, span: range, outside: dict[int, tuple[Family, int, bool]], users: dict[int, list[int]]
 ) -> None:
     """Point code after a loop at the lists that now hold the loop's tiles."""
     if not outside:
@@ -265,4 +208,4 @@ def _rewrite_outside(
 
     positions = sorted({q for ident in outside for q in users.get(ident, ()) if q not in span})
     for q in positions:
-        units[q] = rewrite_refs(units[q], change)
+        units.replace(q, q + 1, [rewrite_refs(units.units[q], change)])
