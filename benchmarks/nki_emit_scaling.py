@@ -23,7 +23,6 @@ import gc
 import json
 import pickle
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from machine import peak_rss_mib, write_results
+from machine import in_subprocess, peak_rss_mib, write_results
 
 CASES = [
     "tiled:1024x1024x1024",
@@ -110,13 +109,8 @@ def measure(case: str, emit_runs: int) -> dict[str, Any]:
 
 def run_fresh(case: str, emit_runs: int) -> dict[str, Any]:
     """``measure(case, emit_runs)`` in a new interpreter."""
-    done = subprocess.run(
-        [sys.executable, __file__, "--one", case, "--emit-runs", str(emit_runs)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    output = in_subprocess(Path(__file__), "--one", case, "--emit-runs", str(emit_runs))
+    result: dict[str, Any] = json.loads(output.splitlines()[-1])
     return result
 
 
