@@ -35,6 +35,21 @@ from machine import machine_notes, peak_rss_mib, write_results
 TRANSFORMS = ["data_reuse", "operand_merge", "dead_code"]
 
 
+def emit_cpu(program: Any, text: str, runs: int) -> list[float]:
+    """CPU seconds of ``runs`` emits of ``program``, each after a collection, each giving
+    ``text`` again."""
+    import nkigym_graph as ng
+
+    cpu = []
+    for _ in range(runs):
+        gc.collect()
+        begin = time.process_time()
+        again = ng.emit(program, backend="nki")
+        cpu.append(time.process_time() - begin)
+        assert again == text
+    return cpu
+
+
 def operand_shapes(size: str) -> tuple[tuple[int, int], tuple[int, int]]:
     """``a`` and ``b`` shapes of a size: ``N`` (square) or ``KxMxN``."""
     k, m, n = (int(size),) * 3 if "x" not in size else tuple(int(x) for x in size.split("x"))
@@ -67,13 +82,7 @@ def measure(size: str, emit_runs: int = 0) -> dict[str, Any]:
     after_simulate = time.perf_counter()
     expected = a.astype(np.float64).T @ b.astype(np.float64)
     facts = artifact.facts
-    cpu = []
-    for _ in range(emit_runs):
-        gc.collect()
-        begin = time.process_time()
-        again = ng.emit(program, backend="nki")
-        cpu.append(time.process_time() - begin)
-        assert again == artifact.text
+    cpu = emit_cpu(program, artifact.text, emit_runs)
     return {
         "size": size,
         "tiled_statements": len(tiled),

@@ -34,7 +34,7 @@ from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.slices import Slices
 from nkigym_graph.ir.variables import INTERMEDIATE
 from nkigym_graph.numeric.blas import one_blas_thread
-from nkigym_graph.numeric.memory_limit import DEFAULT_MAX_BYTES, check_memory, live_ranges
+from nkigym_graph.numeric.memory_limit import DEFAULT_MAX_BYTES, check_memory, dropped_after
 
 
 def _index(slices: Slices, cache: dict[Slices, tuple[slice, ...]]) -> tuple[slice, ...]:
@@ -61,7 +61,7 @@ def run(
     kernel keeps in fp32 PSUM)."""
     compute = np.dtype(dtype) if dtype is not None else np.dtype(np.float64)
     check_memory(program, compute, dtype is not None, max_bytes, "interpret", keep)
-    dropped_after = _dropped_after(program, keep)
+    dropped = dropped_after(program, keep)
     env: dict[str, np.ndarray] = {}
     for param in program.params:
         if param.name not in arrays:
@@ -103,21 +103,9 @@ def run(
             region += result
         else:
             region[...] = result
-        for done in dropped_after.get(position, ()):
+        for done in dropped.get(position, ()):
             env.pop(done, None)
     return env
-
-
-def _dropped_after(program: Program, keep: Collection[str] | None) -> dict[int, list[str]]:
-    """Per statement position, the tiles ``run`` drops after it: those not kept, after
-    the last statement mentioning them (none when ``keep`` is None: every variable is kept)."""
-    if keep is None:
-        return {}
-    dropped: dict[int, list[str]] = {}
-    for var, (_, last) in live_ranges(program).items():
-        if var not in keep:
-            dropped.setdefault(last, []).append(var)
-    return dropped
 
 
 _ML_FLOATS = frozenset(

@@ -37,6 +37,19 @@ def live_ranges(program: Program) -> dict[str, tuple[int, int]]:
     return ranges
 
 
+def dropped_after(program: Program, keep: Collection[str] | None) -> dict[int, list[str]]:
+    """Per statement position, the tiles not in ``keep`` that the statement there mentions
+    last (what a run that keeps only ``keep`` may drop after it; none when ``keep`` is
+    None: every variable is kept)."""
+    if keep is None:
+        return {}
+    dropped: dict[int, list[str]] = {}
+    for var, (_, last) in live_ranges(program).items():
+        if var not in keep:
+            dropped.setdefault(last, []).append(var)
+    return dropped
+
+
 def interpreter_bytes(
     program: Program, compute: np.dtype, outputs_in_compute: bool, keep: Collection[str] | None = None
 ) -> int:

@@ -52,9 +52,10 @@ import numpy as np
 from nkigym_graph.errors import ResourceLimitError
 from nkigym_graph.ir.ops.base import BROADCAST, Op
 from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.statement import Statement
 from nkigym_graph.numeric.blas import one_blas_thread
 from nkigym_graph.numeric.compare import magnitude
-from nkigym_graph.numeric.memory_limit import DEFAULT_MAX_BYTES, interpreter_bytes, live_ranges
+from nkigym_graph.numeric.memory_limit import DEFAULT_MAX_BYTES, dropped_after, interpreter_bytes
 
 FLOAT32 = np.dtype(np.float32)
 """What an engine computes in."""
@@ -89,36 +90,37 @@ def rounding_bound(
         )
     values = {p.name: np.asarray(arrays[p.name], dtype=np.float64) for p in program.params}
     bounds = {name: np.zeros_like(value) for name, value in values.items()}
-    dropped_after: dict[int, list[str]] = {}
-    for name, (_, last) in live_ranges(program).items():
-        if name not in keep:
-            dropped_after.setdefault(last, []).append(name)
+    dropped = dropped_after(program, keep)
     with one_blas_thread(), np.errstate(all="ignore"):
         for at, stmt in enumerate(program.statements):
-            for done in dropped_after.get(at - 1, ()):  # the tiles the statement before used last
-                values.pop(done, None)
-                bounds.pop(done, None)
-            var, slices = stmt.dst
+            var = stmt.dst.var
             if var not in values:
                 values[var] = np.zeros(program.variables[var].shape)
                 bounds[var] = np.zeros(program.variables[var].shape)
-            if stmt.op.name == "alloc":
-                continue
-            reads = [stmt.operands[position] for position in stmt.op.read_positions]
-            operands = [values[v][_index(s)] for v, s in reads]
-            carried = [bounds[v][_index(s)] for v, s in reads]
-            result, bound = statement_bound(stmt.op, stmt.attr_map, operands, carried, engine)
-            region = _index(slices)
-            if stmt.accumulate:  # the addition is the engine's too
-                result = values[var][region] + result
-                bound = bounds[var][region] + bound + engine * np.abs(result)
-            values[var][region] = result
-            copies = stmt.op.engine == DMA and not stmt.accumulate  # the values are held already
-            bounds[var][region] = stored(result, bound, None if copies else storage)
-    for done in dropped_after.get(len(program) - 1, ()):  # the tiles the last statement used last
-        values.pop(done, None)
-        bounds.pop(done, None)
+            if stmt.op.name != "alloc":
+                _bound_statement(stmt, values, bounds, storage, engine)
+            for done in dropped.get(at, ()):
+                values.pop(done, None)
+                bounds.pop(done, None)
     return values, bounds
+
+
+def _bound_statement(
+    stmt: Statement, values: Arrays, bounds: Arrays, storage: np.dtype[Any] | None, engine: float
+) -> None:
+    """Run ``stmt`` on ``values``, and its error bound on ``bounds`` (see ``rounding_bound``)."""
+    var, slices = stmt.dst
+    reads = [stmt.operands[position] for position in stmt.op.read_positions]
+    operands = [values[v][_index(s)] for v, s in reads]
+    carried = [bounds[v][_index(s)] for v, s in reads]
+    result, bound = statement_bound(stmt.op, stmt.attr_map, operands, carried, engine)
+    region = _index(slices)
+    if stmt.accumulate:  # the addition is the engine's too
+        result = values[var][region] + result
+        bound = bounds[var][region] + bound + engine * np.abs(result)
+    values[var][region] = result
+    copies = stmt.op.engine == DMA and not stmt.accumulate  # the values are held already
+    bounds[var][region] = stored(result, bound, None if copies else storage)
 
 
 def statement_bound(
