@@ -233,6 +233,8 @@ def _tenstorrent(name: str, grid: tuple[int, int], cb_limit: int, l1_kib: int, d
             "fused_max_inputs": 16,
             "circular_buffer_limit": cb_limit,
             "l1_bytes": l1_kib * _KIB,
+            # the Buda backend lifts each weight of a stitched parameter as its own tensor
+            "stitched_weights_apart": True,
         },
         hbm_bytes=dram_gib * _GIB,
     )

@@ -1,16 +1,11 @@
 """How a program names a stitched weight parameter, so its layout can be read back.
 
-The ``weight_stitch`` transform replaces weights ``w1 [64, 96]`` and ``w2 [128, 32]`` by
-one parameter named after them, in column order::
-
-    stitched__w1_64x96__w2_128x32
-
-The name alone gives every weight's name and original ``[K, N]``; the columns follow
-from the order, and the padded height from the target's tile (:func:`stitch_tile`).
-So the layout survives any later rewrite and any text round trip: it is part of the
-program. Weight names taking part must be ``letters/digits`` words joined by single
-underscores (:func:`stitchable_name`), which keeps the name unambiguous and every
-weight name a C identifier for :func:`~nkigym_graph.stitching.compile_time_args`.
+The grammar (``stitched__w1_64x96__w2_128x32``: each weight's name and original
+``[K, N]``, in column order) is the IR's, ``nkigym_graph.ir.stitched_names``; the
+padded height follows from the target's tile (:func:`stitch_tile`). Weight names
+taking part must be ``letters/digits`` words joined by single underscores
+(:func:`stitchable_name`), which keeps the name unambiguous and every weight name a C
+identifier for :func:`~nkigym_graph.stitching.compile_time_args`.
 
 >>> stitched_name([("w1", (64, 96)), ("w2", (128, 32))])
 'stitched__w1_64x96__w2_128x32'
@@ -20,24 +15,24 @@ weight name a C identifier for :func:`~nkigym_graph.stitching.compile_time_args`
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from nkigym_graph.ir.stitched_names import (
+    PREFIX,
+    SEPARATOR,
+    WEIGHT_NAME,
+    WeightLayout,
+    parse_stitched_name,
+)
 from nkigym_graph.ir.targets import Target
 from nkigym_graph.stitching.errors import StitchError
 
-PREFIX = "stitched"
-SEPARATOR = "__"
-_WEIGHT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*")
-_COMPONENT = re.compile(rf"(?P<name>{_WEIGHT_NAME.pattern})_(?P<k>[1-9][0-9]*)x(?P<n>[1-9][0-9]*)")
-
-WeightLayout = tuple[tuple[str, tuple[int, int]], ...]
-"""``(name, (K, N))`` of each stitched weight, in column order."""
+__all__ = ["WeightLayout", "parse_stitched_name", "stitch_tile", "stitchable_name", "stitched_name"]
 
 
 def stitchable_name(name: str) -> bool:
     """Whether ``name`` can be part of a stitched name (no leading, trailing or double ``_``)."""
-    return bool(_WEIGHT_NAME.fullmatch(name))
+    return bool(WEIGHT_NAME.fullmatch(name))
 
 
 def stitched_name(weights: Sequence[tuple[str, tuple[int, int]]]) -> str:
@@ -53,22 +48,6 @@ def stitched_name(weights: Sequence[tuple[str, tuple[int, int]]]) -> str:
             )
         parts.append(f"{name}_{k}x{n}")
     return SEPARATOR.join(parts)
-
-
-def parse_stitched_name(name: str) -> WeightLayout | None:
-    """The weights a stitched parameter name lists, or None if ``name`` is not one."""
-    prefix, *components = name.split(SEPARATOR)
-    if prefix != PREFIX or len(components) < 2:
-        return None
-    layout = []
-    for component in components:
-        match = _COMPONENT.fullmatch(component)
-        if match is None:
-            return None
-        layout.append((match["name"], (int(match["k"]), int(match["n"]))))
-    if len({weight for weight, _ in layout}) != len(layout):
-        return None
-    return tuple(layout)
 
 
 def stitch_tile(target: Target) -> tuple[int, int]:

@@ -53,7 +53,7 @@ class MergeTransform(PatternTransform):
                 continue
             lower, upper = (a, b) if key_a[1] <= key_b[1] else (b, a)
             if not analysis.adjacent(lower, upper, axis):
-                reasons.append(f"{axis}: the {axis} ranges are not adjacent")
+                reasons.append(f"{axis}: {analysis.apart(lower, upper, axis)}")
                 continue
             blocker = analysis.blocker((lower, upper), axis)
             if blocker is None:

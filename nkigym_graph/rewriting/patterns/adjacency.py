@@ -13,7 +13,10 @@ stores and elementwise ops: ``partition`` or ``free``) when
    afresh becomes one tensor (the keeper's) of the summed size;
 4. the merged size is within the op's limit on the target (``op.can_merge_dim``);
 5. no statement reaches another in the DAG (merging would create a cycle, or change
-   what a reader in between sees).
+   what a reader in between sees);
+6. no merged range crosses a *fence* of its tensor (``nkigym_graph.ir.stitched_names``:
+   on Tenstorrent, where one weight of a stitched parameter ends and the next starts),
+   so a run of statements stops at a fence.
 
 Candidates come from grouping statements under a signature (op, attributes, every
 operand apart from its ``X`` range) and sorting each group by ``X`` start: only
@@ -39,6 +42,7 @@ from nkigym_graph.ir.ops.base import Op
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.slices import Slices
 from nkigym_graph.ir.statement import Operand, Statement
+from nkigym_graph.ir.stitched_names import Fences, fences_of
 from nkigym_graph.ir.variables import INTERMEDIATE
 from nkigym_graph.rewriting.patterns.inherited import Inherited
 from nkigym_graph.rewriting.transform import Edit, Rename
@@ -113,6 +117,7 @@ class MergeAnalysis:
         """``facts`` already asked for (a plain dictionary in front of ``_facts``)."""
         self._limits: dict[tuple[Op, str, int], str | None] = {}
         self._bounds: dict[tuple[Op, str], int | None] = {}
+        self.fences: Fences = fences_of(program)
         self.statement: Callable[[int], Statement] = program.__getitem__
         """The statement of an id (see ``for_every_statement``)."""
         derivation = program.derivation
@@ -256,13 +261,14 @@ class MergeAnalysis:
             nodes.sort(key=order)
         rank = {node: k for nodes in level.values() for k, node in enumerate(nodes)}
         successor: dict[int, int] = {}
-        facts = self.facts
+        facts, fences = self.facts, self.fences
         for _, node, end in members:
             following = level.get(end)
             if following is None:
                 continue
             k = rank[node]
-            if k < len(following) and facts(node, axis).ends == facts(following[k], axis).starts:  # adjacent
+            adjacent = k < len(following) and facts(node, axis).ends == facts(following[k], axis).starts
+            if adjacent and not (fences and self.fence_at(node, axis)):  # rule 6: at no fence
                 successor[node] = following[k]
         start_of = {node: start for start, node, _ in members}
         heads = sorted(set(successor) - set(successor.values()), key=lambda n: (start_of[n], order(n)))
@@ -276,8 +282,35 @@ class MergeAnalysis:
 
     def adjacent(self, lower: int, upper: int, axis: str) -> bool:
         """Whether every non-fresh ``axis`` range of ``lower`` ends where ``upper``'s starts
-        (two members of one group: the same operands are fresh in both)."""
-        return self.facts(lower, axis).ends == self.facts(upper, axis).starts
+        (two members of one group: the same operands are fresh in both), at no fence."""
+        meet = self.facts(lower, axis).ends == self.facts(upper, axis).starts
+        return meet and not (self.fences and self.fence_at(lower, axis))
+
+    def apart(self, lower: int, upper: int, axis: str) -> str:
+        """Why ``lower`` and ``upper`` (not ``adjacent``) are not adjacent along ``axis``."""
+        if self.facts(lower, axis).ends == self.facts(upper, axis).starts:
+            return f"statements {lower} and {upper} meet at a fence: {self.fence_at(lower, axis)}"
+        return (
+            f"the {axis} ranges are not adjacent (statement {lower}'s {axis} range does not end "
+            f"where statement {upper}'s starts)"
+        )
+
+    def fence_at(self, node: int, axis: str) -> str | None:
+        """The fence (rule 6) where a non-fresh ``axis`` range of ``node`` ends, said in
+        words, or None."""
+        operands = self.statement(node).operands
+        for position, dim, fresh in self.sides(node, axis):
+            if dim is None or fresh:
+                continue
+            var, slices = operands[position]
+            end = slices[dim][1]
+            if end in self.fences.get(var, {}).get(dim, ()):
+                return (
+                    f"{var}'s range ends at {end} along dimension {dim}, a fence of {var} "
+                    f"on {self.program.target.name} (where one stitched weight ends and the next "
+                    "starts: the backend keeps the weights apart)"
+                )
+        return None
 
     # -- rules 4 and 5 ------------------------------------------------------------------
     def limit_blocker(self, members: Sequence[int], axis: str) -> str | None:

@@ -74,7 +74,7 @@ def _axis_mismatch(program: Program, nodes: Sequence[int], axis: str) -> str:
     ordered = sorted(nodes, key=lambda node: (coordinate[node], program.order_key(node)))
     for lower, upper in itertools.pairwise(ordered):
         if not merges.adjacent(lower, upper, axis):
-            return f"statement {lower}'s {axis} range does not end where statement {upper}'s starts"
+            return merges.apart(lower, upper, axis)
     blocker = merges.blocker(ordered, axis)
     if blocker is not None:
         return blocker
