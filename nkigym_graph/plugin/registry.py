@@ -30,7 +30,7 @@ from nkigym_graph.ir.arguments import require_type
 from nkigym_graph.ir.targets import BUILTIN_TARGETS, Target, resolve_target
 from nkigym_graph.plugin.manager import generation, get_plugin_manager
 from nkigym_graph.rewriting.transform import Transform
-from nkigym_graph.rewriting.transform_guard import record_plugin
+from nkigym_graph.rewriting.transform_guard import record_plugins
 
 if TYPE_CHECKING:
     from nkigym_graph.plugin.protocols import Backend, CostModel
@@ -195,9 +195,10 @@ def registered_transforms() -> Mapping[str, Transform]:
 
 
 def _tell_the_guard(origin: Mapping[str, str]) -> None:
-    """Transforms' failures name their plugin (``rewriting.transform_guard``)."""
-    for name, plugin in origin.items():
-        record_plugin(name, plugin)
+    """Transforms' failures name their plugin (``rewriting.transform_guard``; called once
+    the transforms are collected)."""
+    transforms = _collected[TRANSFORMS_HOOK].values
+    record_plugins({name: (plugin, transforms[name]) for name, plugin in origin.items()})
 
 
 def registered_backends() -> Mapping[str, Backend]:

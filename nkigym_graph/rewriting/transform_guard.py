@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from nkigym_graph.errors import NkigymError, TransformError
@@ -21,14 +21,19 @@ from nkigym_graph.foreign_errors import describe, where
 
 GUARDED = ("analyze", "analysis", "reanalysis", "analyze_batch", "rewrite", "explain")
 
-_plugins: dict[str, str] = {}
-"""Transform name -> the plugin that registered it (``record_plugin``)."""
+_plugins: dict[str, tuple[str, object]] = {}
+"""Transform name -> the plugin that registered it and the instance it registered
+(``record_plugins``)."""
 
 
-def record_plugin(transform_name: str, plugin: str) -> None:
-    """Remember that ``plugin`` registered the transform ``transform_name`` (the plugin
-    registry tells this layer when it collects the transforms)."""
-    _plugins[transform_name] = plugin
+def record_plugins(registered: Mapping[str, tuple[str, object]]) -> None:
+    """Remember which plugin registered which transform instance, by name (the plugin
+    registry tells this layer whenever it collects the transforms anew). A failure is
+    credited to a plugin only for the instance that plugin registered, so another
+    transform of the same name (given directly, or once the plugin is unregistered) is
+    not."""
+    _plugins.clear()
+    _plugins.update(registered)
 
 
 def guard_methods(cls: type) -> None:
@@ -78,5 +83,5 @@ def _require_matches(transform: Any, result: Any) -> None:
 def origin(transform: object) -> str:
     """``plugin 'x', module m``: where ``transform`` comes from."""
     module = type(transform).__module__
-    plugin = _plugins.get(getattr(transform, "name", ""))
-    return f"plugin {plugin!r}, {module}" if plugin else module
+    plugin, registered = _plugins.get(getattr(transform, "name", ""), (None, None))
+    return f"plugin {plugin!r}, {module}" if plugin and registered is transform else module

@@ -412,3 +412,21 @@ def test_registering_a_plugin_twice_names_it() -> None:
     plugin = Unnamed()
     with refused("Plugin already registered as 'Unnamed'", (plugin, None)):
         ng.register_plugin(plugin)
+
+
+class _Crashing(ng.Transform):
+    name = "crashing"
+
+    def analyze(self, program: ng.Program) -> list[ng.Match]:
+        raise ZeroDivisionError("division by zero in analyze")
+
+
+def test_a_failing_transform_is_credited_to_its_plugin_only_while_that_instance_is_its() -> None:
+    plugin = returning("transforms", lambda: [_Crashing])
+    with registered((plugin, "crashers")), pytest.raises(ng.TransformError, match=r"\(plugin 'crashers', "):
+        ng.analyze(PROGRAM, "crashing")
+    # the same name, from no plugin now: no plugin is named
+    with pytest.raises(
+        ng.TransformError, match=r"'crashing' \([\w.]*test_plugin_failures\) failed in analyze"
+    ):
+        ng.analyze(PROGRAM, _Crashing())
