@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -64,9 +65,16 @@ def ops(args: argparse.Namespace) -> int:
 
 def transforms(args: argparse.Namespace) -> int:
     for name, transform in sorted(ng.transforms().items()):
-        doc = (type(transform).__doc__ or sys.modules[type(transform).__module__].__doc__ or "").strip()
-        print(f"{name:18} {doc.splitlines()[0] if doc else ''}")
+        print(f"{name:18} {_summary(transform)}")
     return 0
+
+
+def _summary(transform: ng.Transform) -> str:
+    """The first sentence of the transform's class docstring."""
+    doc = type(transform).__doc__ or ""
+    paragraph = " ".join(doc.strip().split("\n\n")[0].split())
+    sentence = re.split(r"(?<=[.])\s", paragraph, maxsplit=1)[0]
+    return sentence or "(no description)"
 
 
 def saturate(args: argparse.Namespace) -> int:

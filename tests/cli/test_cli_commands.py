@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,40 @@ def test_transforms_and_plugins_listings(capsys) -> None:
         assert name in listing
     assert main(["plugins"]) == 0
     assert "nkigym_graph_plugins.operand_merge" in capsys.readouterr().out
+
+
+class _Undocumented(ng.Transform):
+    name = "undocumented"
+
+    def analyze(self, program: ng.Program) -> list[ng.Match]:
+        return []
+
+
+class _Described(ng.Transform):
+    """Fold a copy into its reader: the copy goes, and its reader reads the
+    copied tile. Another sentence.
+
+    Before/after example."""
+
+    name = "described"
+
+    def analyze(self, program: ng.Program) -> list[ng.Match]:
+        return []
+
+
+def test_transforms_listing_gives_each_transform_its_first_sentence(capsys) -> None:
+    plugin = types.ModuleType("listed", "Transforms of the listing test.\n\nMore words.")
+    plugin.nkigym_graph_register_transforms = ng.hookimpl(lambda: [_Undocumented, _Described])  # type: ignore[attr-defined]
+    ng.register_plugin(plugin, name="listed")
+    try:
+        assert main(["transforms"]) == 0
+    finally:
+        ng.unregister_plugin(plugin)
+    lines = {line.split()[0]: line.split(None, 1)[1] for line in capsys.readouterr().out.splitlines()}
+    assert lines["described"] == (
+        "Fold a copy into its reader: the copy goes, and its reader reads the copied tile."
+    )
+    assert lines["undocumented"] == "(no description)"
 
 
 @pytest.mark.parametrize(
