@@ -85,6 +85,19 @@ class PluginError(NkigymError):
     """A plugin, backend, transform, target or cost model that is unknown or malformed."""
 
 
+class OptionError(NkigymError):
+    """A backend option (``emit_artifact(..., df=...)``) whose value the backend cannot take.
+
+    ``option`` is the keyword (``df``) and ``problem`` what is wrong with its value (``must
+    be one of ..., got 'x'``); the message is both. A caller that took the value from
+    elsewhere names it there (the command line's ``emit --df``). A backend's error class
+    mixes this in and sets both attributes.
+    """
+
+    option: str = ""
+    problem: str = ""
+
+
 class ResourceLimitError(NkigymError):
     """A request beyond a documented resource limit (memory, instructions, time); the
     message names the limit and how to raise it."""

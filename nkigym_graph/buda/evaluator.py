@@ -151,10 +151,10 @@ def _run_op(netlist: Netlist, op: NetlistOp, operands: list[Array], max_tiles: i
     try:
         operands = [numerics.apply_tms(x, op.input_tms(i), max_tiles) for i, x in enumerate(operands)]
         out = _compute(netlist, op, operands, max_tiles)
+        if op.type != "fused_op" and op.attributes.get("relu_en"):
+            out = numerics.relu(out, op.attributes)
     except numerics.MALFORMED as exc:
         raise NetlistEvaluationError(where, str(exc)) from exc
-    if op.type != "fused_op" and op.attributes.get("relu_en"):
-        out = numerics.relu(out, op.attributes)
     out = quantize(out, op.out_df)
     if out.shape != op.shape:
         raise NetlistEvaluationError(where, f"result has shape {out.shape}, the op declares {op.shape}")

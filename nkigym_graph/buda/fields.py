@@ -50,6 +50,16 @@ def get_int(spec: Mapping[Any, Any], key: str, where: Where, default: Any = _MIS
     return value
 
 
+def get_count(spec: Mapping[Any, Any], key: str, where: Where, default: Any = _MISSING) -> int:
+    """An integer field that counts something (``entries``): at least 0."""
+    value = spec.get(key, default)
+    if value is _MISSING:
+        raise where.error(spec, None, f"missing required field '{key}'")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise where.error(spec, key, f"must be an integer >= 0, got {value!r}")
+    return value
+
+
 def get_str(spec: Mapping[Any, Any], key: str, where: Where, default: Any = _MISSING) -> Any:
     """A scalar field read as text (numbers become their decimal text)."""
     value = spec.get(key, default)

@@ -72,10 +72,10 @@ def run_fused_op(op: NetlistOp, fused: FusedOp, inputs: list[Array], max_tiles: 
         try:
             operands = [numerics.apply_tms(x, sub.input_tms(i), max_tiles) for i, x in enumerate(operands)]
             result = _compute(sub, operands, op.intermed_df, max_tiles)
+            if sub.attributes.get("relu_en"):
+                result = numerics.relu(result, sub.attributes)
         except numerics.MALFORMED as exc:
             raise NetlistEvaluationError(where, str(exc)) from exc
-        if sub.attributes.get("relu_en"):
-            result = numerics.relu(result, sub.attributes)
         expected = (result.shape[0], grid_r * sub.dims.rows * TILE, grid_c * sub.dims.cols * TILE)
         if result.shape != expected:
             raise NetlistEvaluationError(

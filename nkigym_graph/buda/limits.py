@@ -9,7 +9,8 @@ Loading (and so checking) enforces:
 - ``grid``: each ``grid_size`` dimension, at most the largest Tenstorrent worker grid
   (whether an op fits its architecture's grid is the ``graph.grid`` rule);
 - ``t``, ``block``: the ``t`` dimension, each ``mblock`` / ``ublock`` dimension and a
-  matmul's ``m_k`` / ``u_kt``; every size is at least 1.
+  matmul's or reduce's ``m_k`` / ``u_kt`` (graph ops and fused sub-ops); every size is at
+  least 1.
 
 Evaluation, which holds every tensor in memory, also enforces before any array is made:
 
@@ -67,14 +68,14 @@ def check_limits(netlist: Netlist, limits: NetlistLimits) -> None:
     for queue in netlist.queues.values():
         _sizes(queue, where.inner(f"queue '{queue.name}'"), limits)
     for op in netlist.all_ops():
-        _sizes(op, where.inner(f"graph '{op.graph}', op '{op.name}'"), limits)
+        here = where.inner(f"graph '{op.graph}', op '{op.name}'")
+        _sizes(op, here, limits)
+        _inner(op.attributes, op.spec, here, limits)
     for fused in netlist.fused_ops.values():
         for s, _, sub in fused.sub_ops():
             here = where.inner(f"fused op {fused.id}, schedule {s}, sub-op '{sub.name}'")
             _dims(sub.dims, sub.spec, here, limits)
-            for key in ("m_k", "u_kt"):
-                if key in sub.attributes:
-                    _within(sub.attributes[key], limits.block, "block", sub.spec, "attributes", here)
+            _inner(sub.attributes, sub.spec, here, limits)
 
 
 def check_evaluation_limits(netlist: Netlist, limits: NetlistLimits) -> None:
@@ -123,6 +124,15 @@ def _dims(dims: Dims, spec: Mapping[Any, Any], where: Where, limits: NetlistLimi
     for key, pair in (("mblock", dims.mblock), ("ublock", dims.ublock)):
         for size in pair:
             _within(size, limits.block, "block", spec, key, where)
+
+
+def _inner(
+    attributes: Mapping[Any, Any], spec: Mapping[Any, Any], where: Where, limits: NetlistLimits
+) -> None:
+    """A matmul's or reduce's ``m_k`` and ``u_kt``, when given, are sizes like a block's."""
+    for key in ("m_k", "u_kt"):
+        if key in attributes:
+            _within(attributes[key], limits.block, "block", spec, "attributes", where)
 
 
 def _broadcasts(tms: Iterable[Tm]) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 from nkigym_graph.buda.fields import (
     Where,
     get_bool,
+    get_count,
     get_format,
     get_format_list,
     get_int,
@@ -33,7 +34,27 @@ _OPERAND = re.compile(r"^(input|intermed)(\d+)$")
 
 def tensor_shape(t: int, grid_size: tuple[int, int], dims: Dims) -> tuple[int, int, int]:
     """``(t, rows, cols)`` in elements of a tensor laid out as ``grid x mblock x ublock`` tiles."""
-    return (t, grid_size[0] * dims.rows * TILE, grid_size[1] * dims.cols * TILE)
+    t, rows, cols = tile_shape(t, grid_size, dims)
+    return (t, rows * TILE, cols * TILE)
+
+
+def tile_shape(t: int, grid_size: tuple[int, int], dims: Dims) -> tuple[int, int, int]:
+    """``(t, rows, cols)``, rows and columns in tiles, of a ``grid x mblock x ublock`` tensor."""
+    return (t, grid_size[0] * dims.rows, grid_size[1] * dims.cols)
+
+
+def inner_dims(attributes: Mapping[Any, Any]) -> tuple[int, int] | None:
+    """A matmul's or reduce's ``(m_k, u_kt)``, or None when either is missing (the loaders
+    have checked that given ones are integers)."""
+    m_k, u_kt = attributes.get("m_k"), attributes.get("u_kt")
+    return None if m_k is None or u_kt is None else (int(m_k), int(u_kt))
+
+
+def _inner_attributes(attributes: Mapping[Any, Any], where: Where) -> None:
+    """Refuse an ``m_k`` or ``u_kt`` that is not an integer (sizes are bounded by the limits)."""
+    for key in ("m_k", "u_kt"):
+        if key in attributes:
+            get_int(attributes, key, where.inner("attributes"))
 
 
 @dataclass(frozen=True)
@@ -103,8 +124,7 @@ class SubOp:
     @property
     def inner(self) -> tuple[int, int] | None:
         """``(m_k, u_kt)``, or None when either is missing (rule ``dims.m_k_u_kt``)."""
-        m_k, u_kt = self.m_k, self.u_kt
-        return None if m_k is None or u_kt is None else (m_k, u_kt)
+        return inner_dims(self.attributes)
 
     @property
     def is_matmul(self) -> bool:
@@ -143,9 +163,7 @@ def parse_sub_op(entry: Any, where: Where) -> SubOp:
     spec = require_map(spec, here)
     inputs = get_str_list(spec, "inputs", here)
     attributes = get_map(spec, "attributes", here)
-    for key in ("m_k", "u_kt"):
-        if key in attributes:
-            get_int(attributes, key, here.inner("attributes"))
+    _inner_attributes(attributes, here)
     return SubOp(
         name=str(name),
         type=get_str(spec, "type", here),
@@ -230,6 +248,11 @@ class Queue:
         return tensor_shape(self.t, self.grid_size, self.dims)
 
     @property
+    def tiles(self) -> tuple[int, int, int]:
+        """Tensor shape ``(t, rows, cols)``, rows and columns in tiles."""
+        return tile_shape(self.t, self.grid_size, self.dims)
+
+    @property
     def is_host_input(self) -> bool:
         return self.input == "HOST"
 
@@ -242,10 +265,16 @@ def _dram_list(spec: Mapping[Any, Any], where: Where) -> tuple[tuple[int, int], 
         raise where.error(spec, "dram", "must be a list of [channel, address] pairs")
     pairs = []
     for item in value:
-        if not (isinstance(item, list) and len(item) == 2 and all(isinstance(v, int) for v in item)):
-            raise where.error(spec, "dram", f"entry {item!r} is not a [channel, address] pair")
+        if not (isinstance(item, list) and len(item) == 2 and all(_unsigned(v) for v in item)):
+            raise where.error(
+                spec, "dram", f"entry {item!r} is not a [channel, address] pair (integers >= 0)"
+            )
         pairs.append((int(item[0]), int(item[1])))
     return tuple(pairs)
+
+
+def _unsigned(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _target_device(spec: Mapping[Any, Any], where: Where) -> int:
@@ -264,7 +293,7 @@ def parse_queue(name: Any, spec: Any, where: Where) -> Queue:
         name=str(name),
         input=get_str(spec, "input", here),
         type=get_str(spec, "type", here, "queue"),
-        entries=get_int(spec, "entries", here, 1),
+        entries=get_count(spec, "entries", here, 1),
         grid_size=get_pair(spec, "grid_size", here, [1, 1]),
         t=get_int(spec, "t", here, 1),
         dims=Dims(get_pair(spec, "mblock", here), get_pair(spec, "ublock", here)),
@@ -310,6 +339,16 @@ class NetlistOp:
         return tensor_shape(self.t, self.grid_size, self.dims)
 
     @property
+    def tiles(self) -> tuple[int, int, int]:
+        """Output tensor shape ``(t, rows, cols)``, rows and columns in tiles."""
+        return tile_shape(self.t, self.grid_size, self.dims)
+
+    @property
+    def inner(self) -> tuple[int, int] | None:
+        """A matmul's ``(m_k, u_kt)``, or None when either is missing."""
+        return inner_dims(self.attributes)
+
+    @property
     def fused_op_id(self) -> str | None:
         value = self.attributes.get("fused_op_id")
         return None if value is None else str(value)
@@ -329,6 +368,8 @@ def parse_op(name: Any, graph: str, spec: Any, where: Where) -> NetlistOp:
     spec = require_map(spec, here)
     inputs = get_str_list(spec, "inputs", here, ())
     tile_dim = spec.get("tile_dim")
+    attributes = get_map(spec, "attributes", here)
+    _inner_attributes(attributes, here)
     return NetlistOp(
         name=str(name),
         graph=graph,
@@ -345,7 +386,7 @@ def parse_op(name: Any, graph: str, spec: Any, where: Where) -> NetlistOp:
         intermed_df=get_format(spec, "intermed_df", here, None),
         math_fidelity=get_str(spec, "math_fidelity", here, None),
         ublock_order=get_str(spec, "ublock_order", here, "r"),
-        attributes=get_map(spec, "attributes", here),
+        attributes=attributes,
         tms=parse_input_tms(spec, len(inputs), here),
         tile_dim=None if tile_dim is None else get_pair(spec, "tile_dim", here),
         spec=spec,

@@ -37,5 +37,16 @@ def arity(op_type: str) -> int | None:
     return None
 
 
+EXTRA_GRAPH_INPUTS = {"matmul": 2}
+"""Inputs a graph op may take beyond its sub-op arity: a matmul's bias (``bias: true``), a
+sparse matmul's index tiles and a quantizing matmul's scalars."""
+
+
+def graph_input_counts(op_type: str) -> range | None:
+    """How many inputs a graph op of this type may have (None when unknown)."""
+    count = arity(op_type)
+    return None if count is None else range(count, count + 1 + EXTRA_GRAPH_INPUTS.get(op_type, 0))
+
+
 def is_matmul_or_reduce(op_type: str) -> bool:
     return op_type in ("matmul", "reduce")

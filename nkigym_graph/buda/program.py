@@ -69,15 +69,28 @@ def _instructions(netlist: Netlist) -> Iterator[tuple[str, list[Any]]]:
             yield str(name), body
 
 
+def _opcode(item: Any, where: str) -> tuple[str, Any]:
+    """An instruction's opcode and argument (None for a bare name)."""
+    if not isinstance(item, str | Mapping):
+        raise NetlistEvaluationError(where, f"an instruction is a name or a one-key map, got {item!r}")
+    return (item, None) if isinstance(item, str) else next(iter(item.items()), ("", None))
+
+
+def _graph_name(arg: Any, where: str) -> str:
+    """The graph an ``execute`` instruction names."""
+    graph = arg.get("graph_name") if isinstance(arg, Mapping) else None
+    if graph is None:
+        raise NetlistEvaluationError(where, "execute needs a graph_name")
+    return str(graph)
+
+
 def _run_program(name: str, body: list[Any]) -> Iterator[str]:
     variables: dict[str, int] = {}
     loops: list[tuple[int, int]] = []  # (index of the first instruction in the loop, runs left)
     pc, executions = 0, 0
     while pc < len(body):
         item, where = body[pc], f"program '{name}', instruction {pc}"
-        if not isinstance(item, str | Mapping):
-            raise NetlistEvaluationError(where, f"an instruction is a name or a one-key map, got {item!r}")
-        opcode, arg = (item, None) if isinstance(item, str) else next(iter(item.items()), ("", None))
+        opcode, arg = _opcode(item, where)
         if opcode in ("var", "staticvar"):
             _declare(arg, variables, where)
         elif opcode == "varinst":
@@ -97,13 +110,11 @@ def _run_program(name: str, body: list[Any]) -> Iterator[str]:
                 pc = start
                 continue
         elif opcode == "execute":
-            graph = arg.get("graph_name") if isinstance(arg, Mapping) else None
-            if graph is None:
-                raise NetlistEvaluationError(where, "execute needs a graph_name")
+            graph = _graph_name(arg, where)
             executions += 1
             if executions > MAX_EXECUTIONS:
                 raise NetlistEvaluationError(where, f"more than {MAX_EXECUTIONS} graph executions")
-            yield str(graph)
+            yield graph
         pc += 1
 
 
@@ -125,3 +136,15 @@ def graph_runs(netlist: Netlist) -> Iterator[str]:
         return
     for name, body in _instructions(netlist):
         yield from _run_program(name, body)
+
+
+def executes(netlist: Netlist) -> Iterator[tuple[str, str]]:
+    """``(place, graph name)`` of every ``execute`` instruction, in file order, read without
+    running the programs (a loop's count does not matter); raises
+    :class:`NetlistEvaluationError` for a malformed program or instruction."""
+    for name, body in _instructions(netlist):
+        for pc, item in enumerate(body):
+            where = f"program '{name}', instruction {pc}"
+            opcode, arg = _opcode(item, where)
+            if opcode == "execute":
+                yield where, _graph_name(arg, where)

@@ -11,6 +11,16 @@
   mantissa is rounded half up to the kept bits and saturates at the largest magnitude;
   a block's small values lose their low bits, or vanish. ``Bfp8`` (``Bfp4``, ``Bfp2``):
   the same with the exponent rebiased to 5 bits (saturating).
+- inf and nan in a block format: an ``_b`` block holding one gets the shared exponent 255,
+  and unpacking it (tt-metal ``unpack_bfp8_tiles_into_float_vec``) gives back float32 bits
+  with exponent 255: inf for the inf (its kept magnitude is the hidden 1 alone), nan for a
+  nan whose top mantissa bits survive the rounding (any quiet nan, except in ``Bfp2_b``,
+  whose one bit keeps only the hidden 1: inf); the block's other values are rounded to
+  that exponent (most vanish). The 5-bit formats' host conversion would saturate inf and
+  nan to the largest magnitude like any value too large; what the device's packer does is
+  not documented, so here inf stays inf and nan stays nan (a finite stand-in would hide a
+  non-finite result), and the block's other values are rounded against the largest
+  exponent, as the host's saturation would.
 - integer formats and anything else: unchanged (not modelled).
 
 >>> import numpy as np
@@ -63,12 +73,8 @@ def block_float(array: np.ndarray, bits: int, exp_a: bool = False) -> np.ndarray
         raise ValueError(
             f"block floating point needs rows of whole {BLOCK}-value blocks, got {shape[-1]} columns"
         )
-    raw = (
-        array.astype(np.float32)
-        .reshape(*shape[:-1], shape[-1] // BLOCK, BLOCK)
-        .view(np.uint32)
-        .astype(np.int64)
-    )
+    single = array.astype(np.float32).reshape(*shape[:-1], shape[-1] // BLOCK, BLOCK)
+    raw = single.view(np.uint32).astype(np.int64)
     zero = (raw & 0x7FFFFFFF) == 0
     sign = np.where(raw >> 31 == 1, -1.0, 1.0)
     exponent = (raw >> 23) & 0xFF
@@ -86,4 +92,10 @@ def block_float(array: np.ndarray, bits: int, exp_a: bool = False) -> np.ndarray
     bias = 15 if exp_a else 127
     value = sign * kept * np.exp2((shared - bias - (bits - 1)).astype(np.float64))
     value = np.where(zero | (kept == 0), 0.0, value)
+    if exp_a:
+        value = np.where(np.isfinite(single), value, single)
+    else:  # unpacked with exponent 255: inf when only the hidden 1 is kept, else nan
+        top = 1 << (bits - 1)
+        special = (shared == 255) & (kept >= top)
+        value = np.where(special, np.where(kept == top, sign * np.inf, np.nan), value)
     return value.reshape(shape)

@@ -9,14 +9,23 @@ Spellings read (a list per input, in order):
 - ``transpose``: swap rows and columns;
 - ``hslice: n`` / ``hstack: n`` / ``vslice: n`` / ``vstack: n``: move column (h) or row (v)
   slices to and from the ``t`` dim;
-- anything else is kept by name so the checker and evaluator can name it.
+- ``pad: [rt, ct, value]``: known to the backend, not modelled here (kept by name);
+- anything else is kept by name so the checker (rule ``tms.unknown``) and the evaluator
+  can name it. A TM that takes an argument, written as a bare name (``- hslice``), is
+  refused when read.
 
 Null, ``None`` and ``[]`` mean no TMs.
+
+What each TM does to a tensor's shape in tiles, ``(t, rows, cols)``, is :data:`TM_SHAPES`
+(the graph-level shape rules use it):
+
+>>> tms_shape((2, 4, 6), (Tm("hslice", factor=3), Tm("transpose")))
+(6, 2, 4)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +33,14 @@ from nkigym_graph.buda.fields import Where
 from nkigym_graph.buda.yaml_loader import is_empty_tms
 
 SLICE_TMS = ("hslice", "hstack", "vslice", "vstack")
+ARGUMENT_EXAMPLES: Mapping[str, str] = {
+    "broadcast": "broadcast: {r: 2}",
+    "tile_broadcast": "tile_broadcast: c",
+    **{name: f"{name}: 2" for name in SLICE_TMS},
+}
+"""TMs that take an argument, each with an example of its spelling."""
+Shape = tuple[int, int, int]
+"""A tensor's ``(t, rows, cols)``, rows and columns in tiles."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +62,8 @@ class Tm:
 
 def _parse_one(item: Any, where: Where) -> list[Tm]:
     if isinstance(item, str):
+        if item in ARGUMENT_EXAMPLES:
+            raise where.error(item, None, f"{item} needs an argument, e.g. {ARGUMENT_EXAMPLES[item]}")
         return [Tm(item)]
     if not isinstance(item, Mapping):
         raise where.error(item, None, f"a TM must be a name or a one-key map, got {item!r}")
@@ -105,3 +124,65 @@ def broadcast_factor(tms: tuple[Tm, ...], dim: str) -> int:
         if tm.name == "broadcast" and tm.dim == dim and tm.factor:
             factor *= tm.factor
     return factor
+
+
+def _broadcast(shape: Shape, tm: Tm) -> Shape:
+    t, rows, cols = shape
+    n = tm.factor or 1
+    return {"z": (t * n, rows, cols), "r": (t, rows * n, cols), "c": (t, rows, cols * n)}[str(tm.dim)]
+
+
+def _split(size: int, n: int, what: str, tm: Tm) -> int:
+    if n < 1 or size % n:
+        raise ValueError(f"{tm} needs {what} a multiple of {n}, got {size}")
+    return size // n
+
+
+def _hslice(shape: Shape, tm: Tm) -> Shape:
+    t, rows, cols = shape
+    n = tm.factor or 1
+    return t * n, rows, _split(cols, n, "tile columns", tm)
+
+
+def _hstack(shape: Shape, tm: Tm) -> Shape:
+    t, rows, cols = shape
+    n = tm.factor or 1
+    return _split(t, n, "t", tm), rows, cols * n
+
+
+def _vslice(shape: Shape, tm: Tm) -> Shape:
+    t, rows, cols = shape
+    n = tm.factor or 1
+    return t * n, _split(rows, n, "tile rows", tm), cols
+
+
+def _vstack(shape: Shape, tm: Tm) -> Shape:
+    t, rows, cols = shape
+    n = tm.factor or 1
+    return _split(t, n, "t", tm), rows * n, cols
+
+
+TM_SHAPES: Mapping[str, Callable[[Shape, Tm], Shape]] = {
+    "broadcast": _broadcast,
+    "tile_broadcast": lambda shape, _: shape,
+    "transpose": lambda shape, _: (shape[0], shape[2], shape[1]),
+    "hslice": _hslice,
+    "hstack": _hstack,
+    "vslice": _vslice,
+    "vstack": _vstack,
+}
+"""What each modelled TM does to a ``(t, rows, cols)`` shape in tiles; raises ``ValueError``
+naming the TM when it cannot apply (a slice or stack factor that does not divide)."""
+KNOWN_TMS: frozenset[str] = frozenset(TM_SHAPES) | {"pad"}
+"""Every TM name the backend's netlist parser accepts (``parse_tm_info``)."""
+
+
+def tms_shape(shape: Shape, tms: tuple[Tm, ...]) -> Shape | None:
+    """``shape`` after ``tms`` in order; None after a TM whose effect is not modelled
+    (``pad``, an unknown name). Raises ``ValueError`` for a TM that cannot apply."""
+    for tm in tms:
+        step = TM_SHAPES.get(tm.name)
+        if step is None:
+            return None
+        shape = step(shape, tm)
+    return shape

@@ -25,6 +25,7 @@ from nkigym_graph.cli.inputs import (
 from nkigym_graph.cli.kernel_process import run_kernel
 from nkigym_graph.cli.kernel_signature import shapes_for_kernel
 from nkigym_graph.cli.listing import op_lines
+from nkigym_graph.errors import OptionError
 from nkigym_graph.ir.dtypes import resolve_dtype
 from nkigym_graph.nki_sim.dtypes import to_dtype
 from nkigym_graph.plugin.manager import plugin_sources
@@ -131,7 +132,13 @@ def emit(args: argparse.Namespace) -> int:
         )
     program = _read(args.program)
     options = {EMIT_FLAGS[flag]: getattr(args, EMIT_FLAGS[flag]) for flag in given}
-    artifact = ng.emit_artifact(program, backend=args.backend, **options)
+    try:
+        artifact = ng.emit_artifact(program, backend=args.backend, **options)
+    except OptionError as err:  # name the flag the value came from, not the keyword
+        flag = next((flag for flag in given if EMIT_FLAGS[flag] == err.option), None)
+        if flag is None:
+            raise
+        raise UsageError(f"{flag} {err.problem}") from err
     if args.output:
         write_text(args.output, artifact.text)
         facts = ", ".join(f"{k}={v}" for k, v in artifact.facts.items())

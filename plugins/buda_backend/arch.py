@@ -25,7 +25,7 @@ from nkigym_graph.buda.rules.formats import EXP_A_FORMATS
 from nkigym_graph.buda.rules.limits import dest_tiles
 from nkigym_graph.ir.targets import Target
 
-from .errors import BudaEmitError
+from .errors import BudaEmitError, BudaOptionError
 from .shapes import TILE
 
 
@@ -132,9 +132,11 @@ def get_arch(target: str | Target, dtype: str | None = None, df: str | None = No
     if df is not None:
         spelled = _FORMAT_NAMES.get(df.lower()) if isinstance(df, str) else None
         if spelled is None:
-            raise BudaEmitError(f"df must be one of {', '.join(EMIT_FORMATS)} (in any case), got {df!r}")
+            raise BudaOptionError("df", f"must be one of {', '.join(EMIT_FORMATS)} (in any case), got {df!r}")
         df = spelled
         if df == "Float32" and acc_df != "Float32":
-            raise BudaEmitError(f"{resolved.name} has no Float32 data path; use Float16_b or Bfp8_b")
+            raise BudaOptionError(
+                "df", f"is Float32, but {resolved.name} has no Float32 data path; use Float16_b or Bfp8_b"
+            )
         return Arch(resolved, df, acc_df, fidelity, channels)
     return Arch(resolved, DATA_FORMATS.get(str(dtype), data), acc_df, fidelity, channels)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nkigym_graph.errors import NkigymError
+from nkigym_graph.errors import NkigymError, OptionError
 
 
 class BudaEmitError(NkigymError):
@@ -18,3 +18,13 @@ class BudaEmitError(NkigymError):
         where = f"statement `{statement}`: " if statement else ""
         detail = "".join(f"\n  {v}" for v in violations)
         super().__init__(f"{where}{message}{detail}")
+
+
+class BudaOptionError(BudaEmitError, OptionError):
+    """A Buda backend option given a value it cannot take (``df='fp8'``): the message is
+    ``"{option} {problem}"``."""
+
+    def __init__(self, option: str, problem: str) -> None:
+        self.option = option
+        self.problem = problem
+        super().__init__(f"{option} {problem}")

@@ -123,3 +123,54 @@ fused_ops:
     intermediates: {intermediates}
     schedules:
 {schedule_text}"""
+
+
+def queue(
+    name: str,
+    source: str,
+    slot: int,
+    *,
+    grid: Pair = (1, 1),
+    t: int = 1,
+    mblock: Pair = (1, 1),
+    ublock: Pair = (1, 1),
+    extra: str = "",
+) -> str:
+    """One queue line (Float32, in DRAM): ``slot`` keeps its buffers apart from other queues'."""
+    cores = grid[0] * grid[1]
+    dram = ", ".join(f"[{slot % 6}, {0x10000000 + (slot * 16 + k) * 0x100000:#x}]" for k in range(cores))
+    return (
+        f"  {name}: {{type: queue, input: {source}, entries: 1, grid_size: {_pair(grid)}, t: {t}, "
+        f"mblock: {_pair(mblock)}, ublock: {_pair(ublock)}, df: Float32, target_device: 0, loc: dram, "
+        f"dram: [{dram}]{extra}}}\n"
+    )
+
+
+def graph_op(
+    name: str,
+    op_type: str,
+    inputs: Sequence[str],
+    *,
+    grid_loc: Pair = (0, 0),
+    grid: Pair = (1, 1),
+    t: int = 1,
+    mblock: Pair = (1, 1),
+    ublock: Pair = (1, 1),
+    extra: str = "",
+) -> str:
+    """One graph op line (Float32 data, HiFi4)."""
+    in_df = ", ".join(["Float32"] * len(inputs))
+    return (
+        f"    {name}: {{type: {op_type}, grid_loc: {_pair(grid_loc)}, grid_size: {_pair(grid)}, "
+        f"inputs: [{', '.join(inputs)}], t: {t}, mblock: {_pair(mblock)}, ublock: {_pair(ublock)}, "
+        f"in_df: [{in_df}], acc_df: Float32, out_df: Float32, intermed_df: Float32, "
+        f"math_fidelity: HiFi4{extra}}}\n"
+    )
+
+
+def graph_netlist(queues: Sequence[str], ops: Sequence[str], graph: str = "g") -> str:
+    """A netlist of these queue lines and one graph of these op lines, executed once."""
+    return (
+        f"devices: {{arch: wormhole_b0}}\nqueues:\n{''.join(queues)}graphs:\n  {graph}:\n{''.join(ops)}"
+        f"programs:\n  - run: [{{execute: {{graph_name: {graph}}}}}]\n"
+    )

@@ -82,3 +82,24 @@ def test_formats_without_a_model_leave_values_alone() -> None:
     x = np.array([[0.1, 7.0]])
     assert quantize(x, "Int8").tolist() == [[0.1, 7.0]]
     assert quantize(x, None).tolist() == [[0.1, 7.0]]
+
+
+def test_bfp8_b_keeps_inf_and_nan() -> None:
+    # tt-metal's host packing gives a block holding inf or nan the exponent 255; unpacked,
+    # inf (mantissa 0) is inf again, a quiet nan a nan, and the block's small values vanish
+    got = quantize(block(np.inf, -np.inf, np.nan, 1.0, 2.0**127), "Bfp8_b")[0, :5]
+    assert got[0] == np.inf and got[1] == -np.inf and np.isnan(got[2])
+    assert got[3] == 0.0 and got[4] == 2.0**127
+
+
+@pytest.mark.parametrize("df", ["Bfp8_b", "Bfp4_b", "Bfp8", "Bfp4", "Bfp2"])
+def test_block_formats_propagate_inf_and_nan(df: str) -> None:
+    got = quantize(block(np.inf, -np.inf, np.nan, 0.5), df)[0, :4]
+    assert got[0] == np.inf and got[1] == -np.inf and np.isnan(got[2]), (df, got)
+    assert np.isfinite(quantize(block(1.0, 0.5), df)).all()
+
+
+def test_a_block_without_inf_or_nan_stays_finite() -> None:
+    big = block(3.0e38, -3.0e38, 1.0)
+    got = quantize(big, "Bfp8_b")[0, :3]
+    assert np.isfinite(got).all() and got[0] == pytest.approx(3.0e38, rel=2**-6) and got[2] == 0.0

@@ -4,7 +4,7 @@ fix of that netlist passes every rule."""
 from __future__ import annotations
 
 import pytest
-from buda.builders import fused_netlist, sub
+from buda.builders import fused_netlist, queue, sub
 
 from nkigym_graph.buda import RULES, check_netlist, rule_by_id
 
@@ -27,6 +27,22 @@ def bcast(**dims: int) -> str:
 POP0, POP1 = "[intermed0]", "[intermed1]"
 OUT_OF_MATMUL = [dc("d", "intermed1", "output", pop=POP1)]
 """A second schedule copying a matmul/reduce result (intermed1) to the output."""
+
+
+def graph_ops(*ops: tuple[str, str, dict[str, str]] | tuple[str, str]) -> str:
+    """Graph ops ``op1``, ``op2``, ... next to ``op0``, each ``(type, inputs[, fields])``: one
+    tile each on its own core unless ``fields`` say otherwise."""
+    lines = []
+    for number, (op_type, inputs, *more) in enumerate(ops, start=1):
+        fields = {
+            "type": op_type,
+            "grid_loc": f"[0, {number}]",
+            "grid_size": "[1, 1]",
+            "inputs": f"[{inputs}]",
+        }
+        fields |= {"t": "1", "mblock": "[1, 1]", "ublock": "[1, 1]", **(more[0] if more else {})}
+        lines.append(f"    op{number}: {{{', '.join(f'{k}: {v}' for k, v in fields.items())}}}\n")
+    return "".join(lines)
 
 
 def reduce_attrs(dim: str, m_k: int = 1, u_kt: int = 1, kind: str = "max") -> str:
@@ -905,6 +921,60 @@ CASES = [
             extra_ops="    op1: {type: exp, grid_loc: [0, 1], grid_size: [1, 1], "
             "inputs: [in0], t: 1, mblock: [1, 1], ublock: [1, 1]}\n",
         ),
+    ),
+    (
+        "graph.program_graphs",
+        fused_netlist([[dc("a", "input0", "output")]]).replace("graph_name: graph0", "graph_name: graph9"),
+        fused_netlist([[dc("a", "input0", "output")]]),
+    ),
+    (
+        "graph.cycle",
+        fused_netlist([[dc("a", "input0", "output")]], extra_ops=graph_ops(("exp", "op2"), ("exp", "op1"))),
+        fused_netlist([[dc("a", "input0", "output")]], extra_ops=graph_ops(("exp", "in0"), ("exp", "op1"))),
+    ),
+    (
+        "ops.graph_arity",
+        fused_netlist([[dc("a", "input0", "output")]], extra_ops=graph_ops(("add", "in0"))),
+        fused_netlist([[dc("a", "input0", "output")]], extra_ops=graph_ops(("add", "in0, in1"))),
+    ),
+    (
+        "shapes.inputs",
+        fused_netlist(
+            [[dc("a", "input0", "output")]], extra_ops=graph_ops(("exp", "in0", {"mblock": "[2, 1]"}))
+        ),
+        fused_netlist(
+            [[dc("a", "input0", "output")]],
+            extra_ops=graph_ops(("exp", "in0", {"mblock": "[2, 1]", "input_0_tms": "[broadcast: {r: 2}]"})),
+        ),
+    ),
+    (
+        "shapes.matmul_inner",
+        fused_netlist(
+            [[dc("a", "input0", "output")]],
+            extra_ops=graph_ops(("matmul", "in0, in1", {"attributes": "{m_k: 2, u_kt: 1}"})),
+        ),
+        fused_netlist(
+            [[dc("a", "input0", "output")]],
+            extra_ops=graph_ops(("matmul", "in0, in1", {"attributes": "{m_k: 1, u_kt: 1}"})),
+        ),
+    ),
+    (
+        "shapes.output_queue",
+        fused_netlist(
+            [[dc("a", "input0", "output")]],
+            extra_ops=graph_ops(("exp", "in0")),
+            extra_queues=queue("out1", "op1", 2, grid=(2, 1)),
+        ),
+        fused_netlist(
+            [[dc("a", "input0", "output")]],
+            extra_ops=graph_ops(("exp", "in0")),
+            extra_queues=queue("out1", "op1", 2),
+        ),
+    ),
+    (
+        "tms.unknown",
+        fused_netlist([[dc("a", "input0", "output")]], op_extra="      input_0_tms: [frobnicate: 2]\n"),
+        fused_netlist([[dc("a", "input0", "output")]], op_extra="      input_0_tms: [broadcast: {z: 1}]\n"),
     ),
     (
         "queues.buffers",

@@ -81,3 +81,23 @@ def test_the_api_takes_a_data_format_in_any_case_and_spells_it_as_the_backend_do
         get_arch("grayskull", df="float32")
     with pytest.raises(BudaEmitError, match="got 'fp8'"):
         get_arch("grayskull", df="fp8")
+
+
+@pytest.mark.parametrize(
+    ("value", "arch", "says"),
+    [
+        (
+            "bfp9",
+            "wormhole_b0",
+            "--df must be one of Float32, Float16_b, Float16, Bfp8_b (in any case), got 'bfp9'",
+        ),
+        ("float32", "grayskull", "--df is Float32, but grayskull has no Float32 data path"),
+    ],
+)
+def test_a_bad_df_value_names_the_flag(
+    value: str, arch: str, says: str, program_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["emit", str(program_file), "--backend", "buda", "--arch", arch, "--df", value]) == 2
+    err = _one_line_error(capsys)
+    assert f"nkigym-graph emit: error: {says}" in err
+    assert " df " not in err and "df=" not in err

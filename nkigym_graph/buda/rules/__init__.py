@@ -28,6 +28,8 @@ from nkigym_graph.buda.rules import (  # noqa: F401
     names,
     queues,
     schedule,
+    shapes,
+    tms,
     unsupported,
 )
 from nkigym_graph.buda.rules.enforcement import ENFORCEMENT
@@ -35,7 +37,8 @@ from nkigym_graph.buda.rules.registry import Rule, fused_rule, netlist_rule, reg
 
 SECTION_ORDER = (
     "general", "unsupported", "matmul", "broadcast", "int", "dest", "schedule",
-    "formats", "intermed", "dims", "names", "operands", "ops", "limits", "graph", "queues",
+    "formats", "intermed", "dims", "names", "operands", "ops", "limits", "graph", "shapes", "tms",
+    "queues",
 )  # fmt: skip
 """Rule id prefixes in listing order: the seed's sections first, in the seed's order."""
 

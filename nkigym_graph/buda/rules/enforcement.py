@@ -177,6 +177,27 @@ ENFORCEMENT: Mapping[str, Enforcement] = MappingProxyType({
                      "src/net2pipe/src/net2pipe.cpp: validate_netlist_fits_on_arch"),
     "graph.core_overlap": _e("error", "ops of one epoch cannot share cores (placement); the check "
                              "itself was not read", "src/net2pipe/src/net2pipe.cpp (placement)"),
+    "graph.program_graphs": _e("error", "the parser refuses a malformed program or instruction; a "
+                               "graph it does not know cannot run",
+                               f"{PARSER}: parse_programs, parse_program"),
+    "graph.cycle": _e("error", "ops are created in topological order (boost::topological_sort throws "
+                      "not_a_dag on a cycle)", "netlist/tt_digraph.cpp: tt_digraph::create_ops"),
+    "ops.graph_arity": _e("warning", "each op kernel reads a fixed number of operands; the evaluator "
+                          "refuses other counts; the backend's check itself was not read",
+                          f"{PARSER}: parse_op (inputs)"),
+    "shapes.inputs": _e("warning", "structural: an op reads the tiles of its output's shape from each "
+                        "input (the evaluator refuses a mismatch, naming the op); no backend check was "
+                        "found, and an upstream test netlist (netlist_softmax_v1) reads a one-tile queue "
+                        "as 2x2", f"{PARSER}: derive_input_dims_for_op (input dims from the producer)"),
+    "shapes.matmul_inner": _e("warning", "asserted: m_k and u_kt >= 1 (\"Invalid tt_op_attributes::m_k and "
+                              "tt_op_attributes::u_kt\"); their product against the inputs is structural "
+                              "(the evaluator refuses it)", "netlist/netlist_op_info_types.cpp: "
+                              "verify(tt_op_attributes)"),
+    "shapes.output_queue": _e("warning", "structural: a queue stores the tensor its op writes (the "
+                              "evaluator refuses a mismatch); the backend's assert was not read",
+                              f"{PARSER}: parse_queues (input, input_tms)"),
+    "tms.unknown": _e("error", "the parser refuses it (\"Unsupported TM op {}!\")",
+                      f"{PARSER}: parse_tm_info"),
     "queues.buffers": _e("error", "asserted (\"Num buffers in queue don't match grid size\")", PARSER),
     "queues.overlap": _e("warning", "overlapping DRAM buffers corrupt each other; no check found", PARSER),
 })  # fmt: skip

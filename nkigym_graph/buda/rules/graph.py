@@ -1,10 +1,16 @@
-"""Graph-level consistency: fused op references, op inputs, and placement on the worker grid."""
+"""Graph-level consistency: programs, fused op references, op inputs, cycles, and placement
+on the worker grid."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+
+import networkx as nx
 
 from nkigym_graph.buda.context import Finding, NetlistContext
+from nkigym_graph.buda.errors import NetlistEvaluationError
+from nkigym_graph.buda.model import NetlistOp
+from nkigym_graph.buda.program import executes
 from nkigym_graph.buda.rules.registry import netlist_rule
 
 
@@ -14,6 +20,23 @@ def has_programs(ctx: NetlistContext) -> Iterator[Finding]:
     netlist parsed"); the numpy evaluator alone runs each graph once without one."""
     if not ctx.netlist.programs:
         yield Finding("the netlist has no programs: the backend runs graphs only through programs")
+
+
+@netlist_rule("graph.program_graphs", "programs are well formed and execute graphs the netlist defines")
+def programs_execute_graphs(ctx: NetlistContext) -> Iterator[Finding]:
+    """Each program is a one-key map holding a list of instructions (a name or a one-key
+    map); each ``execute`` names, with ``graph_name``, a graph of the netlist. The backend's
+    parser refuses a malformed program ("Each entry in programs list must have only 1 map
+    specified", "Instruction must be a scalar ... or a map") and running an unknown graph."""
+    graphs = ctx.netlist.graphs
+    try:
+        for where, graph in executes(ctx.netlist):
+            if graph not in graphs:
+                yield Finding(
+                    f"{where} executes graph '{graph}', which is not defined; graphs: {', '.join(graphs)}"
+                )
+    except NetlistEvaluationError as err:
+        yield Finding(str(err))
 
 
 @netlist_rule("graph.unknown_fused_op", "a fused_op graph op names an existing fused op")
@@ -60,6 +83,31 @@ def inputs_exist(ctx: NetlistContext) -> Iterator[Finding]:
     for queue in netlist.queues.values():
         if not queue.is_host_input and netlist.op(queue.input) is None:
             yield Finding(f"queue '{queue.name}' input '{queue.input}' is neither HOST nor an op")
+
+
+def _cycles(ops: Mapping[str, NetlistOp]) -> list[list[str]]:
+    """One cycle (op names, the first repeated at the end) per group of ops that feed each
+    other, in file order."""
+    flow = nx.DiGraph()
+    flow.add_nodes_from(ops)
+    flow.add_edges_from((name, op.name) for op in ops.values() for name in op.inputs if name in ops)
+    order = {name: position for position, name in enumerate(ops)}
+    cycles = []
+    for group in nx.strongly_connected_components(flow):
+        first = min(group, key=order.__getitem__)
+        if len(group) > 1 or flow.has_edge(first, first):
+            edges = nx.find_cycle(flow.subgraph(group), source=first)
+            cycles.append([edge[0] for edge in edges] + [edges[0][0]])
+    return sorted(cycles, key=lambda names: order[names[0]])
+
+
+@netlist_rule("graph.cycle", "the ops of a graph feed each other in no cycle")
+def no_cycles(ctx: NetlistContext) -> Iterator[Finding]:
+    """Ops of one graph run in dependency order, so none reads (through other ops) its own
+    output; a graph that carries a value from one run to the next does it through a queue."""
+    for graph, ops in ctx.netlist.graphs.items():
+        for cycle in _cycles(ops):
+            yield Finding(f"graph '{graph}': ops {' -> '.join(cycle)} form a cycle", graph_op=cycle[0])
 
 
 @netlist_rule("graph.grid", "ops are placed inside the worker grid")

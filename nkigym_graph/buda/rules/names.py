@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from nkigym_graph.buda.context import Finding, FusedContext, NetlistContext
 from nkigym_graph.buda.model import operand_kind
-from nkigym_graph.buda.optypes import GRAPH_OP_TYPES, SUB_OP_TYPES, UNFUSABLE, arity
+from nkigym_graph.buda.optypes import GRAPH_OP_TYPES, SUB_OP_TYPES, UNFUSABLE, arity, graph_input_counts
 from nkigym_graph.buda.rules.registry import fused_rule, netlist_rule
 
 
@@ -107,6 +107,19 @@ def input_counts(ctx: FusedContext) -> Iterator[Finding]:
         expected = arity(sub.type)
         if expected is not None and len(sub.inputs) != expected:
             yield ctx.finding(f"{sub.type} takes {expected} input(s), got {len(sub.inputs)}", s, sub)
+
+
+@netlist_rule("ops.graph_arity", "each graph op has as many inputs as its type takes")
+def graph_input_count(ctx: NetlistContext) -> Iterator[Finding]:
+    """As ``ops.arity`` for graph ops: unary and SFPU ops and reduce take 1 input, binary
+    ops 2, a matmul 2 to 4 (a bias, a sparse or quantizing matmul's extra operands)."""
+    for op in ctx.netlist.all_ops():
+        counts = graph_input_counts(op.type)
+        if counts is not None and len(op.inputs) not in counts:
+            takes = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
+            yield Finding(
+                f"op '{op.name}': {op.type} takes {takes} input(s), got {len(op.inputs)}", graph_op=op.name
+            )
 
 
 @netlist_rule("ops.reduce_type", "reduce type is max")
