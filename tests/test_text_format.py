@@ -157,6 +157,7 @@ EXP = """def f(a):
         (EXP.replace("(a)", "(a, *b, c=1, **kw)").replace("EXTRA", ""), "parameter `b`: a program"),
         (EXP.replace("(a)", "(a, **kw)").replace("EXTRA", ""), "parameter `kw`: a program takes plain"),
         (EXP.replace("(a)", "(a=1)").replace("EXTRA", ""), "plain parameters only \\(no defaults"),
+        (EXP.replace("(a)", "(a, a)").replace("EXTRA", ""), "line 1, column 10: parameter `a` is listed"),
         (EXP.replace("EXTRA", ", scale=" + "9" * 400), "scale must be a number a float can hold"),
         (EXP.replace("a[0:128, 0:128]", "a[128:0, 0:128]").replace("EXTRA", ""), "line 3, column 11: the"),
     ],
@@ -293,3 +294,18 @@ def test_an_error_in_a_program_file_names_the_files_line(tmp_path) -> None:
     with pytest.raises(ParseError, match="unknown op") as info:
         ng.read_program(path)
     assert info.value.line == bad + 1
+
+
+@pytest.mark.parametrize("dtype", ["np.int32", "np.complex128", "np.object_", '"S5"', '"float8_e4m3fn"'])
+def test_an_output_dtype_a_program_cannot_have_is_refused_on_its_line(dtype: str) -> None:
+    """Outputs take the dtypes parameters take; an integer output would truncate what the
+    program computes (and its kernel would be checked against the untruncated result)."""
+    text = EXP.replace("EXTRA", "").replace("np.float32", dtype)
+    with pytest.raises(ng.VerificationError, match=r"line 2: an output's dtype is one of float32, bfloat16"):
+        parse_program(text)
+
+
+def test_an_output_dtype_may_be_an_alias() -> None:
+    program = parse_program(EXP.replace("EXTRA", "").replace("np.float32", '"bf16"'))
+    assert program.variables["output"].dtype == "bfloat16"
+    assert 'dtype="bfloat16"' in str(program)

@@ -95,6 +95,13 @@ def test_return_of_unknown_variable_is_rejected() -> None:
         _program([ALLOC_OUT, LOAD_A], returns="nothing")
 
 
+def test_returning_an_on_chip_tile_is_rejected() -> None:
+    """A program returns HBM tensors; an on-chip tile returned would reach the backends
+    as an output (the NKI one then blamed its float64 dtype)."""
+    with pytest.raises(VerificationError, match=r"\[return\] returns 't2', an on-chip tile.*store it"):
+        _program([ALLOC_OUT, LOAD_A, LOAD_B, _matmul(), _store()], returns="t2")
+
+
 def test_matmul_writing_a_region_of_the_wrong_shape_is_rejected() -> None:
     statements = [
         Statement(ALLOC, (Operand("output", ((0, 128), (0, 256))),), make_attrs(dtype="float32")),

@@ -123,6 +123,8 @@ def _compute(netlist: Netlist, op: NetlistOp, operands: list[Array], max_tiles: 
             raise NetlistEvaluationError(f"op '{op.name}'", f"fused op '{op.fused_op_id}' is not defined")
         return run_fused_op(op, fused, operands, max_tiles)
     if op.type == "matmul":
+        bias = bool(attributes.get("bias"))
+        numerics.require_inputs("matmul with bias" if bias else "matmul", operands, 3 if bias else 2)
         m_k, u_kt = attributes.get("m_k"), attributes.get("u_kt")
         out = numerics.matmul(
             operands[0],
@@ -132,10 +134,11 @@ def _compute(netlist: Netlist, op: NetlistOp, operands: list[Array], max_tiles: 
             _spill(op.intermed_df),
             max_tiles,
         )
-        if attributes.get("bias"):
+        if bias:
             out = out + numerics.tile_broadcast(operands[2], "r")
         return out.sum(axis=0, keepdims=True) if attributes.get("accumulate") else out
     if op.type == "reduce":
+        numerics.require_inputs("reduce", operands, 1)
         return numerics.reduce(
             operands[0],
             str(attributes.get("dim")),

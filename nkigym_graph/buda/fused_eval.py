@@ -41,6 +41,7 @@ def _operand(
 
 def _compute(sub: SubOp, operands: list[Array], intermed_df: str | None, max_tiles: int | None) -> Array:
     if sub.is_matmul:  # m_k > 1: the partial sum waits in the output intermediate
+        numerics.require_inputs("matmul", operands, 2)
         return numerics.matmul(
             operands[0],
             operands[1],
@@ -50,6 +51,7 @@ def _compute(sub: SubOp, operands: list[Array], intermed_df: str | None, max_til
             max_tiles,
         )
     if sub.is_reduce:
+        numerics.require_inputs("reduce", operands, 1)
         return numerics.reduce(operands[0], str(sub.reduce_dim), str(sub.reduce_type))
     return numerics.elementwise(sub.type, operands, sub.attributes)
 

@@ -50,13 +50,6 @@ def inner_dims(attributes: Mapping[Any, Any]) -> tuple[int, int] | None:
     return None if m_k is None or u_kt is None else (int(m_k), int(u_kt))
 
 
-def _inner_attributes(attributes: Mapping[Any, Any], where: Where) -> None:
-    """Refuse an ``m_k`` or ``u_kt`` that is not an integer (sizes are bounded by the limits)."""
-    for key in ("m_k", "u_kt"):
-        if key in attributes:
-            get_int(attributes, key, where.inner("attributes"))
-
-
 @dataclass(frozen=True)
 class Dims:
     """Per-core block shape: ``mblock`` [m, n] ublocks of ``ublock`` [rt, ct] tiles."""
@@ -153,6 +146,20 @@ class SubOp:
         return self.pop + tuple(p for p in self.pop_last if p not in self.pop)
 
 
+INTEGER_ATTRIBUTES = ("m_k", "u_kt", "z")
+"""Attributes that are integers wherever they appear (a matmul's inner dimension, a
+reduce's ``z``)."""
+
+
+def _attributes(spec: Mapping[Any, Any], where: Where) -> Mapping[Any, Any]:
+    """An op's or sub-op's ``attributes``, its ``INTEGER_ATTRIBUTES`` checked."""
+    attributes = get_map(spec, "attributes", where)
+    for key in INTEGER_ATTRIBUTES:
+        if key in attributes:
+            get_int(attributes, key, where.inner("attributes"))
+    return attributes
+
+
 def parse_sub_op(entry: Any, where: Where) -> SubOp:
     """A schedule entry: a one-key map ``name: {type, inputs, ..., output}``."""
     entry = require_map(entry, where)
@@ -162,8 +169,7 @@ def parse_sub_op(entry: Any, where: Where) -> SubOp:
     here = where.inner(f"sub-op '{name}'")
     spec = require_map(spec, here)
     inputs = get_str_list(spec, "inputs", here)
-    attributes = get_map(spec, "attributes", here)
-    _inner_attributes(attributes, here)
+    attributes = _attributes(spec, here)
     return SubOp(
         name=str(name),
         type=get_str(spec, "type", here),
@@ -368,8 +374,7 @@ def parse_op(name: Any, graph: str, spec: Any, where: Where) -> NetlistOp:
     spec = require_map(spec, here)
     inputs = get_str_list(spec, "inputs", here, ())
     tile_dim = spec.get("tile_dim")
-    attributes = get_map(spec, "attributes", here)
-    _inner_attributes(attributes, here)
+    attributes = _attributes(spec, here)
     return NetlistOp(
         name=str(name),
         graph=graph,

@@ -87,9 +87,14 @@ def elementwise(op_type: str, operands: list[Array], attributes: Mapping[Any, An
     if not known:
         raise ValueError(f"op type '{op_type}' is not evaluated")
     expected = 2 if op_type in BINARY_FUNCTIONS else 1
+    require_inputs(op_type, operands, expected)
+    return binary(op_type, *operands) if expected == 2 else unary(op_type, operands[0], attributes)
+
+
+def require_inputs(op_type: str, operands: list[Array], expected: int) -> None:
+    """A ``ValueError`` saying so unless there are ``expected`` operands."""
     if len(operands) != expected:
         raise ValueError(f"{op_type} takes {expected} input(s), got {len(operands)}")
-    return binary(op_type, *operands) if expected == 2 else unary(op_type, operands[0], attributes)
 
 
 def binary(op_type: str, a: Array, b: Array) -> Array:

@@ -35,7 +35,7 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     from nkigym_graph import __version__
     from nkigym_graph.cli.inputs import (
-        kernel_dtype,
+        emit_dtype,
         non_negative_int,
         output_file,
         positive_int,
@@ -128,7 +128,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--dtype",
-        type=kernel_dtype,
+        type=emit_dtype,
         help="nki: the kernel's dtype (default: the program's; a float64 program needs one, e.g. fp32)",
     )
     p.add_argument("-o", "--output", type=output_file)

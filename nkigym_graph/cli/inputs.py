@@ -16,7 +16,7 @@ import yaml
 
 from nkigym_graph.errors import NkigymError
 from nkigym_graph.foreign_errors import describe, where
-from nkigym_graph.ir.dtypes import ALIASES
+from nkigym_graph.ir.dtypes import ALIASES, DTYPES, DtypeError, resolve_dtype
 from nkigym_graph.nki_sim.dtypes import NKI_DTYPES
 
 
@@ -63,6 +63,22 @@ def kernel_dtype(text: str) -> str:
     if name not in NKI_DTYPES:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not an NKI dtype; choose one of {', '.join(NKI_DTYPES)} "
+            "(aliases: fp32, bf16, fp16, ...)"
+        )
+    return name
+
+
+def emit_dtype(text: str) -> str:
+    """An argparse type: the dtype of an emitted kernel, one of ``tile``'s dtypes that NKI
+    has (``bfloat16``, ``nl.bfloat16``, or an alias: ``bf16``, ``fp32``, ...)."""
+    choices = [name for name in DTYPES if name in NKI_DTYPES]
+    try:
+        name = resolve_dtype(text)
+    except DtypeError:
+        name = None
+    if name not in choices:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a dtype an NKI kernel can be emitted in; choose one of {', '.join(choices)} "
             "(aliases: fp32, bf16, fp16, ...)"
         )
     return name

@@ -23,6 +23,7 @@ from nkigym_graph.dot.folding import (
     AUTO_FOLD_WIDER_THAN,
     FOLDS,
     Fold,
+    Grouping,
     group_keys,
     group_label,
     resolve_fold,
@@ -62,7 +63,7 @@ def to_dot(program: Program, fold: Fold = "auto", *, collapse: bool = True) -> p
     chosen = resolve_fold(fold, program)
     grouping = group_keys(program, chosen, coarsen=fold == "auto")
     scene = program_scene(program, grouping.keys)
-    return _draw(scene, chosen, collapse, program.name, grouping.description)
+    return _draw(scene, chosen, collapse, program.name, grouping)
 
 
 def to_dot_diff(before: Program, after: Program, fold: Fold = "auto", *, collapse: bool = True) -> pydot.Dot:
@@ -76,7 +77,7 @@ def to_dot_diff(before: Program, after: Program, fold: Fold = "auto", *, collaps
     before_grouping = group_keys(before, chosen, coarsen=coarsen)
     after_grouping = group_keys(after, chosen, coarsen=coarsen)
     scene, _ = diff_scene(before, after, before_grouping.keys, after_grouping.keys)
-    return _draw(scene, chosen, collapse, after.name, after_grouping.description)
+    return _draw(scene, chosen, collapse, after.name, after_grouping)
 
 
 def write_dot(
@@ -95,9 +96,9 @@ def write_dot(
     return save(dot, path)
 
 
-def _draw(scene: Scene, fold: Fold, collapse: bool, name: str, fold_name: str) -> pydot.Dot:
+def _draw(scene: Scene, fold: Fold, collapse: bool, name: str, grouping: Grouping) -> pydot.Dot:
     require_type(collapse, bool, "collapse", NkigymError, "True or False")
     if fold is not None:
         keys = dict.fromkeys(box.group for box in scene.boxes if box.group is not None)
-        scene.group_labels = {key: group_label(key, fold) for key in keys}
-    return render(scene, collapse=collapse, fold_name=fold_name, name=name)
+        scene.group_labels = {key: group_label(key, fold, grouping.unit) for key in keys}
+    return render(scene, collapse=collapse, fold_name=grouping.description, name=name)

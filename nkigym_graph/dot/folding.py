@@ -75,10 +75,12 @@ def widest_depth(program: Program) -> int:
 
 
 class Grouping(NamedTuple):
-    """Each statement's group key (None: no folding) and how the picture is folded."""
+    """Each statement's group key (None: no folding), how the picture is folded and what
+    a group of several output blocks counts them as (``tiles``, or ``regions`` of the grid)."""
 
     keys: list[Hashable | None] | None
     description: str
+    unit: str = "tiles"
 
 
 def group_keys(program: Program, fold: Fold, *, coarsen: bool = False) -> Grouping:
@@ -91,7 +93,7 @@ def group_keys(program: Program, fold: Fold, *, coarsen: bool = False) -> Groupi
         blocks = output_blocks(program)
         if coarsen and len({block for found in blocks for block in found}) > AUTO_MAX_GROUPS:
             grid = f"an {REGIONS_PER_DIM} x {REGIONS_PER_DIM} grid over each output"
-            return Grouping(list(coarse_blocks(program, blocks)), f"by output region ({grid})")
+            return Grouping(list(coarse_blocks(program, blocks)), f"by output region ({grid})", "regions")
         return Grouping(list(blocks), "by output tile")
     if fold == "op":
         return Grouping([stmt.op.name for stmt in program.statements], "by op")
@@ -153,17 +155,18 @@ def coarse_blocks(program: Program, blocks: Sequence[tuple[Block, ...]]) -> list
     return [tuple(sorted({region[b] for b in found})) for found in blocks]
 
 
-def group_label(key: Hashable, fold: Fold) -> str:
-    """A readable name for a group."""
+def group_label(key: Hashable, fold: Fold, unit: str = "tiles") -> str:
+    """A readable name for a group (``unit``: what an output block of a tile fold is)."""
     if fold == "tile":
-        return tile_label(key)  # type: ignore[arg-type]
+        return tile_label(key, unit)  # type: ignore[arg-type]
     if fold == "op":
         return f"op {key}"
     return str(key)
 
 
-def tile_label(blocks: Sequence[Block]) -> str:
-    """``output[0:128, 0:128]``; ``8 tiles of output[0:128, 0:1024]`` (their bounding box)."""
+def tile_label(blocks: Sequence[Block], unit: str = "tiles") -> str:
+    """``output[0:128, 0:128]``; ``8 tiles of output[0:128, 0:1024]`` (their bounding box;
+    ``8 regions of ...`` when the blocks are regions of the grid)."""
     if not blocks:
         return "feeds no output"
     parts = []
@@ -173,7 +176,7 @@ def tile_label(blocks: Sequence[Block]) -> str:
             parts.append(f"{var}[{format_slices(mine[0])}]")
             continue
         box = tuple((min(s[d][0] for s in mine), max(s[d][1] for s in mine)) for d in range(len(mine[0])))
-        parts.append(f"{len(mine)} tiles of {var}[{format_slices(box)}]")
+        parts.append(f"{len(mine)} {unit} of {var}[{format_slices(box)}]")
     return " + ".join(parts)
 
 

@@ -162,5 +162,11 @@ def check_returns(returns: Sequence[str], variables: Mapping[str, Variable], wri
     for var in returns:
         if var not in variables:
             raise VerificationError("return", f"returns {var!r}, which is not defined")
+        if variables[var].kind == INTERMEDIATE:
+            raise VerificationError(
+                "return",
+                f"returns {var!r}, an on-chip tile; a program returns HBM tensors: store it into "
+                "an output (`output = nkigym.ndarray(...)`) and return that",
+            )
         if var not in written and variables[var].kind != "param":
             raise VerificationError("return", f"returns {var!r}, which no statement writes")

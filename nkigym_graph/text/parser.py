@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nkigym_graph.errors import ParseError, VerificationError
-from nkigym_graph.ir.dtypes import Dtypes, dtype_chooser
+from nkigym_graph.ir.dtypes import DtypeError, Dtypes, dtype_chooser, resolve_dtype
 from nkigym_graph.ir.literals import read_float_call
 from nkigym_graph.ir.ops import ALLOC, LOAD, STORE, ops_printed_as
 from nkigym_graph.ir.ops.base import Op, ShapeError
@@ -166,6 +166,11 @@ def _plain_parameters(func: ast.FunctionDef) -> None:
     if args.defaults or args.posonlyargs:
         where = args.defaults[0] if args.defaults else args.posonlyargs[0]
         raise _error("a program takes plain parameters only (no defaults or `/`)", where)
+    seen: set[str] = set()
+    for arg in args.args:
+        if arg.arg in seen:
+            raise _error(f"parameter `{arg.arg}` is listed twice", arg)
+        seen.add(arg.arg)
 
 
 @dataclass
@@ -359,10 +364,15 @@ class _Builder:
 
     def _dtype(self, expr: ast.expr) -> str:
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
-            return expr.attr
-        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
-            return expr.value
-        raise _error(f"expected a dtype such as np.float32, got `{ast.unparse(expr)}`", expr)
+            name = expr.attr
+        elif isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+            name = expr.value
+        else:
+            raise _error(f"expected a dtype such as np.float32, got `{ast.unparse(expr)}`", expr)
+        try:  # an alias (bf16, fp32) reads as its dtype
+            return resolve_dtype(name)
+        except DtypeError:  # refused by the allocation's check, on its line
+            return name
 
     def returns(self, node: ast.Return) -> tuple[str, ...]:
         value = node.value

@@ -43,6 +43,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nkigym_graph import hookimpl
+from nkigym_graph.ir.arguments import require_type
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.targets import Target
 from nkigym_graph.plugin.protocols import Artifact, Backend
@@ -63,7 +64,8 @@ class BudaBackend(Backend):
 
     def emit(self, program: Program, target: Target, **options: Any) -> Artifact:
         arch = options.pop("arch", None)
-        allow_over_limit = bool(options.pop("allow_over_limit", False))
+        allow_over_limit = options.pop("allow_over_limit", False)
+        require_type(allow_over_limit, bool, "allow_over_limit", BudaEmitError, "True or False")
         df = options.pop("df", None)
         if options:
             raise BudaEmitError(

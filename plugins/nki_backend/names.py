@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from nkigym_graph.ir.dtypes import DTYPES
+
 from .errors import NkiEmitError
 
 NKI_ITEMSIZE: Mapping[str, int] = MappingProxyType(
@@ -72,9 +74,10 @@ RESERVED = frozenset({"nki", "nl", "nisa", "range", "len", "print", *keyword.kwl
 def nki_dtype(name: str, what: str) -> str:
     """``name`` if NKI has that dtype, else an error naming ``what`` carries it."""
     if name not in NKI_ITEMSIZE:
+        supported = ", ".join(d for d in DTYPES if d in NKI_ITEMSIZE)  # the ones tile takes
         raise NkiEmitError(
             f"{what} has dtype {name}, which NKI does not support "
-            f"(supported: {', '.join(sorted(NKI_ITEMSIZE))}); tile the function with one of "
+            f"(supported: {supported}); tile the function with one of "
             "these or pass emit(..., dtype='float32') (on the command line, emit --dtype fp32)"
         )
     return name

@@ -8,7 +8,13 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from nkigym_graph.buda import NetlistEvaluationError, check_netlist, evaluate_netlist
+from nkigym_graph.buda import (
+    NetlistError,
+    NetlistEvaluationError,
+    check_netlist,
+    evaluate_netlist,
+    load_netlist,
+)
 
 NETLISTS = Path(__file__).parent / "netlists"
 RNG = np.random.default_rng(2024)
@@ -285,3 +291,23 @@ def test_a_program_instruction_that_is_no_name_or_map_is_named(instruction: obje
     inputs = {"a_t": np.ones((64, 64)), "b": np.ones((64, 64))}
     with pytest.raises(ng.NetlistEvaluationError, match="an instruction is a name or a one-key map"):
         ng.evaluate_netlist(yaml.safe_dump(document), inputs)
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["graph_op", "fused_op"])
+def test_a_matmul_given_one_input_is_named(fused: bool) -> None:
+    """The graph op, or the fused op's matmul sub-op, reads one input where it needs two."""
+    text = matmul_netlist(1, 4, fused)
+    if fused:
+        text = text.replace("inputs: [input0, input1]", "inputs: [input0]")
+    else:
+        text = text.replace("inputs: [a, b]", "inputs: [a]")
+    with pytest.raises(NetlistEvaluationError, match=r"op 'mm'.*matmul takes 2 input\(s\), got 1"):
+        evaluate_netlist(text, {"a": np.zeros((2, 64, 128)), "b": np.zeros((2, 128, 64))})
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["graph_op", "fused_op"])
+def test_a_matmul_attribute_that_is_no_integer_names_the_field(fused: bool) -> None:
+    """``m_k: one`` is refused when the netlist is read, on a graph op as on a sub-op."""
+    text = matmul_netlist(2, 2, fused).replace("m_k: 2", "m_k: one")
+    with pytest.raises(NetlistError, match=r"op 'mm'.*attributes field 'm_k': must be an integer, got 'one'"):
+        load_netlist(text)

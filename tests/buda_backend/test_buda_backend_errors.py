@@ -24,6 +24,14 @@ def test_unknown_options_and_architectures_are_named() -> None:
     assert issubclass(BudaEmitError, ng.NkigymError)
 
 
+@pytest.mark.parametrize("value", ["no", 0, None])
+def test_allow_over_limit_takes_a_bool(value: object) -> None:
+    """``allow_over_limit="no"`` would be truthy: it is refused, not read as True."""
+    program = CASES["matmul"].program(WORMHOLE_B0)
+    with pytest.raises(BudaEmitError, match="allow_over_limit must be True or False"):
+        ng.emit_artifact(program, backend="buda", allow_over_limit=value)
+
+
 def test_an_op_without_a_buda_form_names_the_op_and_the_reason() -> None:
     def ragged_max(a: Any) -> Any:
         return ng.tensor_reduce(a, op="max")

@@ -198,6 +198,11 @@ def test_a_plugin_transform_raising_in_the_python_api(broken_plugin, matmul_file
         (["profile", "k.py", "--seed", "-1"], "argument --seed: expected a non-negative integer, got -1"),
         (["search", "{program}", "--seed", "-1"], "argument --seed: expected a non-negative integer, got -1"),
         (["profile", "k.py", "--dtype", "bf17"], "argument --dtype: 'bf17' is not an NKI dtype"),
+        (  # the choices listed are the ones emit takes (not int8, which it would refuse)
+            ["emit", "{program}", "--dtype", "int8"],
+            "argument --dtype: 'int8' is not a dtype an NKI kernel can be emitted in; choose one of "
+            "float32, bfloat16, float16, float8_e4m3, float8_e5m2 (aliases",
+        ),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
         (["tile"], "the following arguments are required: FILE.py:FUNC"),
     ],

@@ -20,6 +20,14 @@ def test_float64_needs_the_dtype_option() -> None:
         ng.emit(program, backend="nki")
 
 
+def test_an_unsupported_dtype_is_answered_with_the_dtypes_tile_takes() -> None:
+    """The message says to tile with a supported dtype: it lists only those ``tile`` takes."""
+    program = ng.tile(lambda a, b: ng.nc_matmul(a, b), {"a": (128, 128), "b": (128, 128)}, dtype=np.float64)
+    with pytest.raises(NkiEmitError) as info:
+        ng.emit(program, backend="nki")
+    assert "(supported: float32, bfloat16, float16, float8_e4m3, float8_e5m2)" in str(info.value)
+
+
 def test_unknown_option_is_named() -> None:
     with pytest.raises(NkiEmitError, match=r"unknown option\(s\) \['unroll'\].*roll_loops"):
         ng.emit(tiled_matmul(128, 128, 128), backend="nki", unroll=True)

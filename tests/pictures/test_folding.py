@@ -147,6 +147,15 @@ def test_auto_fold_merges_more_than_64_tiles_into_an_8_by_8_grid_of_regions() ->
     assert len(_groups(parse(to_dot(program, "tile").to_string()))) == 128  # asked for tiles: tiles
 
 
+def test_a_group_of_several_regions_counts_regions_not_tiles() -> None:
+    """The loads of ``b`` for the 8 column tiles of one column of the grid (1040 wide) feed
+    16 output tiles, in 2 regions of the grid: their group is labelled with 2 regions, not
+    as 2 tiles."""
+    program = saturate(tiled_matmul(256, 128, 8320), ["data_reuse"])  # 2 x 65 output tiles
+    headings = [heading for heading in _groups(parse(to_dot(program).to_string())) if " of " in heading]
+    assert headings and all(heading.startswith("2 regions of output[0:256, ") for heading in headings)
+
+
 def test_a_fold_function_must_return_hashable_keys() -> None:
     with pytest.raises(NkigymError, match="unhashable list for statement"):
         to_dot(tiled_matmul(128, 128, 128), lambda stmt: [stmt.op.name])

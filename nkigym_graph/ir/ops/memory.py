@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from nkigym_graph.ir.dtypes import DTYPES, choices
 from nkigym_graph.ir.ops.base import Op, OperandText, same_shape
 from nkigym_graph.ir.statement import Attrs, Statement
 
@@ -64,11 +65,8 @@ class AllocOp(Op):
 
     def check_attrs(self, attrs: Attrs) -> str | None:
         problem = super().check_attrs(attrs)
-        if problem is None:
-            try:
-                np.dtype(_dtype_name(attrs))
-            except TypeError:
-                return f"unknown dtype {_dtype_name(attrs)!r}"
+        if problem is None and _dtype_name(attrs) not in DTYPES:
+            return f"an output's dtype is one of {choices()}, not {_dtype_name(attrs)!r}"
         return problem
 
     def mergeable_axes(self) -> frozenset[str]:
