@@ -21,11 +21,15 @@ Choices, documented in the modules that make them:
   inputs, :func:`run_netlist` evaluates the netlist in numpy.
 - Shapes that are not whole tiles are zero-padded in queues; a ``[P, 1]`` reduction
   result is tile column 0, as in Buda. Values in the padding of computed tensors are
-  unspecified (matmuls contract them against zero padding).
+  unspecified (matmuls contract them against zero padding); a row maximum or minimum
+  over a row that ends inside a tile masks the padding to the lowest value first
+  (:mod:`.lowering`, :mod:`.constants`).
 - A ``[P, 1]`` column or ``[1, F]`` row operand (``tensor_scalar(x, column)``,
   ``tensor_tensor(x, row)``, ``activation``'s bias column) is input 1 of an add, subtract
-  or multiply, spread by ``tile_broadcast`` and ``broadcast`` TMs (:mod:`.layout`); a
-  program may still spread a column by hand as ``nc_matmul(nc_transpose(v), ones)``,
+  or multiply, spread by ``tile_broadcast`` and ``broadcast`` TMs (:mod:`.layout`), its
+  padding masked where it spreads over a row or column that ends inside a tile; divide
+  multiplies by its reciprocal, maximum and minimum read it spread into a whole tensor.
+  A program may still spread a column by hand as ``nc_matmul(nc_transpose(v), ones)``,
   which becomes a fused matmul sub-op reading ``v`` as is.
 - Tile-level programs are lifted back to tensor-level ops first (:mod:`.lift`), so
   programs tiled for a Tenstorrent target, for Trn2, or rewritten by transforms all emit.

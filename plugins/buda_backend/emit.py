@@ -33,6 +33,7 @@ from nkigym_graph.stitching import check_circular_buffers, circular_buffers
 
 from .arch import Arch
 from .assemble import Assembled, assemble
+from .constants import constant_of
 from .errors import BudaEmitError
 from .fusion import Plan, plan_groups
 from .lift import lift
@@ -176,9 +177,7 @@ def _describe(description: dict[str, Any]) -> str:
                 "(nc_matmul's stationary operand is the netlist matmul's input 0 transposed)"
             )
         return f"parameter {description['param']}"
-    if description["constant"] == "fill":
-        return f"constant {description['value']!r} (one tile, broadcast by the reading op)"
-    return f"constant column of {description['rows']} ones (row sums are matmuls with it)"
+    return constant_of(description).text()
 
 
 def _circular_buffers(parsed: Any, arch: Arch) -> dict[str, Any]:

@@ -3,7 +3,8 @@ program's outputs are in its output queues.
 
 Queues hold whole 32x32 tiles, so arrays are zero-padded on the way in and cropped on the
 way out. A parameter the netlist reads transposed (the stationary operand of
-``nc_matmul``) is written transposed; constant queues get their constant.
+``nc_matmul``) is written transposed; constant queues get their constant, saturated to
+the finite range of the queue's data format.
 
 >>> import numpy as np
 >>> import nkigym_graph as ng
@@ -83,7 +84,7 @@ def netlist_inputs(artifact: Artifact, inputs: Mapping[str, Any]) -> dict[str, n
                 )
             out[name] = _pad(array.T if description["transposed"] else array, shape, name)
         else:
-            out[name] = constant_array(description, shape)
+            out[name] = constant_array(description, shape, artifact.parsed["queues"][name]["df"])
     return out
 
 

@@ -11,15 +11,19 @@ transposed array (``<name>_t``; see :mod:`.host`). A node's output read transpos
 ``transpose`` TM on the reading graph op: a node with a single micro-op keeps the TM on its
 own (then unfusable) graph op; otherwise a ``datacopy`` node with the TM is inserted
 (fused ops cannot transpose, seed 004 "Not supported" 11).
+
+An operand a lowering reads ``through`` a one-input op (``divide`` by a spread column
+multiplies by its ``reciprocal``) reads a node of its own computing that op on the
+operand as stored (once per operand and op), spread by the reader's TMs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .constants import ColumnOnes, Constant, Fill
+from .constants import CONSTANT_TYPES, ColumnOnes, Constant
 from .errors import BudaEmitError
 from .layout import PLAIN, Layout
 from .lowering import Arg, MicroSpec, Step, lower
@@ -177,7 +181,11 @@ def _constant_shape(constant: Constant, out: Shape) -> Shape:
     return (constant.rows, 1) if isinstance(constant, ColumnOnes) else out
 
 
-def _node(graph: TensorGraph, value: TensorValue) -> Node:
+Through = Callable[[Source, str, Layout], NodeSource]
+"""``(operand as stored, one-input op, layout) -> the op's result read with the layout``."""
+
+
+def _node(graph: TensorGraph, value: TensorValue, through: Through) -> Node:
     assert value.op is not None
     shapes = [graph[i].shape for i in value.inputs]
     try:
@@ -188,7 +196,10 @@ def _node(graph: TensorGraph, value: TensorValue) -> Node:
     for step, spec in enumerate(specs):
         refs: list[Ref | Constant] = []
         for item in spec.inputs:
-            if isinstance(item, Arg):
+            if isinstance(item, Arg) and item.through is not None:
+                stored = _resolve(graph, value.inputs[item.index], item.transposed)
+                refs.append(through(stored, item.through, item.layout))
+            elif isinstance(item, Arg):
                 refs.append(_resolve(graph, value.inputs[item.index], item.transposed, item.layout))
             elif isinstance(item, Step):
                 refs.append(micros[item.index].ref)
@@ -200,7 +211,7 @@ def _node(graph: TensorGraph, value: TensorValue) -> Node:
         except ValueError as err:
             raise BudaEmitError(f"{value.name}: {err}", value.statement) from None
         inputs = tuple(
-            ConstSource(r, _constant_shape(r, out)) if isinstance(r, Fill | ColumnOnes) else r for r in refs
+            ConstSource(r, _constant_shape(r, out)) if isinstance(r, CONSTANT_TYPES) else r for r in refs
         )
         micros.append(Micro(value.id, step, spec.type, inputs, spec.attributes, out))
     return Node(value.id, value.name, tuple(micros), value.tile)
@@ -216,8 +227,8 @@ def _ref_shape(ref: Ref | Constant, micros: list[Micro]) -> Shape | None:
     return None
 
 
-def _copy_node(node_id: int, source: Source, label: str, tile: Shape) -> Node:
-    micro = Micro(node_id, 0, "datacopy", (source,), (), source.shape)
+def _unary_node(node_id: int, source: Source, kind: str, label: str, tile: Shape) -> Node:
+    micro = Micro(node_id, 0, kind, (source,), (), source.shape)
     return Node(node_id, label, (micro,), tile)
 
 
@@ -226,6 +237,7 @@ class _Builder:
         self.graph = graph
         self.nodes: dict[int, Node] = {}
         self.transposes: dict[int, int] = {}
+        self.helpers: dict[tuple[Source, str], int] = {}
         self.next_id = len(graph.values)
 
     def run(self) -> NodeGraph:
@@ -233,7 +245,7 @@ class _Builder:
         for value in graph.computed():
             assert value.op is not None
             if value.op.name != "nc_transpose":
-                self.nodes[value.id] = _node(graph, value)
+                self.nodes[value.id] = _node(graph, value, self._through)
         for node in list(self.nodes.values()):
             if node.transposed_reads and len(node.micros) > 1:
                 self.nodes[node.id] = self._materialize(node)
@@ -249,10 +261,21 @@ class _Builder:
             made = self.transposes[source.node] = self._new_copy(plain, "transpose")
         return NodeSource(made, False, source.shape, source.layout)
 
-    def _new_copy(self, source: Source, kind: str) -> int:
+    def _through(self, source: Source, kind: str, layout: Layout) -> NodeSource:
+        """``source`` (as stored) read through a node computing ``kind`` of it, then ``layout``."""
+        made = self.helpers.get((source, kind))
+        if made is None:
+            made = self.helpers[(source, kind)] = self._new_copy(source, kind, op=kind)
+        return NodeSource(made, False, layout.read_shape(source.shape), layout)
+
+    def _new_copy(self, source: Source, kind: str, op: str = "datacopy") -> int:
+        """A node computing ``op`` of ``source`` (a copy by default), labelled ``kind``."""
         node_id, self.next_id = self.next_id, self.next_id + 1
-        tile = self.nodes[source.node].tile[::-1] if isinstance(source, NodeSource) else (0, 0)
-        self.nodes[node_id] = _copy_node(node_id, source, f"{kind}_{node_id}", (tile[0], tile[1]))
+        tile: Shape = (0, 0)
+        if isinstance(source, NodeSource):
+            tile = self.nodes[source.node].tile
+            tile = (tile[1], tile[0]) if source.transposed else tile
+        self.nodes[node_id] = _unary_node(node_id, source, op, f"{kind}_{node_id}", tile)
         return node_id
 
     def _materialize(self, node: Node) -> Node:

@@ -1,17 +1,19 @@
 """Tile padding the netlist would sum, refused where an op makes it non-finite.
 
-Queues pad every tensor to whole 32 x 32 tiles with zeros, and the netlist reduces rows
+Queues pad every tensor to whole 32 x 32 tiles with zeros, and the netlist sums rows
 and contracts ``K`` as matmuls that multiply the padding by zeros (a column of ones
-shorter than the tile, the other operand's zero padding). That is exact while the
-padding is finite. An op that turns the zeros into ``-inf``, ``inf`` or nan (``log``,
-``reciprocal``, ``rsqrt``, a ``sqrt`` of a shifted value) makes those products nan,
-which would spread into the real outputs. So does a finite value too large for the data
-format the netlist stores it in (``exp(x + 100)`` on the zeros is exp(100), inf in
-Float32; ``exp(x + 12)`` is inf in Float16). ``check_padding`` follows the padding value
-of every variable through the program (each op's own semantics applied to it, the result
-rounded to the netlist's data formats; an operand spread from one row or column
-contributes a real value there, not its padding) and refuses a contraction over a padded
-axis of a variable whose padding is not finite.
+shorter than the tile, the other operand's zero padding), and takes a row maximum or
+minimum after multiplying the padding by zeros and adding the lowest value there. That
+is exact while the padding is finite. An op that turns the zeros into ``-inf``, ``inf``
+or nan (``log``, ``reciprocal``, ``rsqrt``, a ``sqrt`` of a shifted value) makes those
+products nan, which would spread into the real outputs. So does a finite value too large
+for the data format the netlist stores it in (``exp(x + 100)`` on the zeros is exp(100),
+inf in Float32; ``exp(x + 12)`` is inf in Float16). ``check_padding`` follows the
+padding value of every variable through the program (each op's own semantics applied to
+it, the result rounded to the netlist's data formats; an operand spread over a row or
+column that ends inside a tile contributes the value the netlist masks its padding to,
+:data:`REAL`) and refuses a contraction over a padded axis of a variable whose padding
+is not finite.
 
 >>> import nkigym_graph as ng
 >>> def f(x):
@@ -41,8 +43,17 @@ from .shapes import TILE
 SPREAD = "broadcast"
 """The axis label of an operand dimension an op spreads (``Op.axes``): not summed."""
 REAL = 1.0
-"""What an operand spread from one row or column contributes to the padding: one of its
-real values (the spread copies them, never its own padding)."""
+"""What an operand spread over a row or column contributes to the padding: the netlist
+masks the tile padding past a spread to this value (:func:`.lowering._whole`), so the
+padding is the same whatever the data."""
+SUM_USE = ("sums", "add the tile padding")
+PADDING_USES = {
+    ("tensor_reduce", "max"): ("takes the maximum of", "mask the tile padding (multiplying it by 0)"),
+    ("tensor_reduce", "min"): ("takes the minimum of", "mask the tile padding (multiplying it by 0)"),
+}
+"""How a contraction other than a sum reads the tile padding: ``(verb, what the netlist
+would do)`` by ``(op, its op attribute)`` (a maximum masks the padding to the lowest value
+by a multiply by 0 and an add, :mod:`.lowering`)."""
 
 
 def check_padding(program: Program, formats: Sequence[str] = ()) -> None:
@@ -64,10 +75,12 @@ def check_padding(program: Program, formats: Sequence[str] = ()) -> None:
         for index, dim, extent in _padded_sums(stmt, contracted):
             if not math.isfinite(values[index]):
                 operand = stmt.operands[stmt.op.read_positions[index]]
+                verb, use = PADDING_USES.get((stmt.op.name, stmt.attr("op")), SUM_USE)
                 raise ValueError(
-                    f"statement `{program.describe(node)}`: it sums {extent} "
-                    f"{'column(s)' if dim else 'row(s)'} of {operand.var!r}, and the netlist would "
-                    f"add the tile padding, where an op made {values[index]}{_held_in(formats)} "
+                    f"statement `{program.describe(node)}`: it {verb} {extent} "
+                    f"{'column(s)' if dim else 'row(s)'} of {operand.var!r} "
+                    f"(shape {tuple(program.variables[operand.var].shape)}), and the netlist would "
+                    f"{use}, where an op made {values[index]}{_held_in(formats)} "
                     "(which times 0 is nan); "
                     f"pad the tensor to a multiple of {TILE} {'columns' if dim else 'rows'}"
                 )

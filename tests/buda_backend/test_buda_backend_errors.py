@@ -33,11 +33,11 @@ def test_allow_over_limit_takes_a_bool(value: object) -> None:
 
 
 def test_an_op_without_a_buda_form_names_the_op_and_the_reason() -> None:
-    def ragged_max(a: Any) -> Any:
-        return ng.tensor_reduce(a, op="max")
+    def masked_scores(a: Any, b: Any) -> Any:
+        return ng.affine_select(ng.nc_matmul(a, b))
 
-    program = ng.tile(ragged_max, {"a": (64, 40)}, target=WORMHOLE_B0)
-    with pytest.raises(BudaEmitError, match=r"a max over 40 columns .* would include the tile padding"):
+    program = ng.tile(masked_scores, {"a": (32, 64), "b": (32, 64)}, target=WORMHOLE_B0)
+    with pytest.raises(BudaEmitError, match=r"affine_select.*no Buda op computes a value from an element"):
         ng.emit_artifact(program, backend="buda")
 
 
