@@ -39,10 +39,10 @@ from nkigym_graph import hookimpl
 from nkigym_graph.errors import TransformError
 from nkigym_graph.ir.ops import get_op
 from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.schedule_fit import PSUM_ENGINES
 from nkigym_graph.ir.statement import Operand, Statement, make_attrs
 from nkigym_graph.ir.variables import fresh_name
 from nkigym_graph.rewriting.transform import Edit, Match, Transform
-from nkigym_graph.scheduling.prepare import PSUM_ENGINES
 
 
 def chains(program: Program) -> Iterator[tuple[str, tuple[int, ...]]]:

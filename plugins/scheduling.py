@@ -9,7 +9,7 @@ Every match is an alternative schedule of the same statements:
     the order of the tiles inside a block: every permutation (or the block order; past
     three loop axes, the block order with one axis moved innermost).
 ``block_size``
-    one axis' block size: the axis' tile (the default) times a power of two, up to the
+    one block loop's size: its axis' tile (the default) times a power of two, up to the
     whole axis (``blocks=...`` gains or changes ``K:1024``).
 ``buffer_count``
     one stream's rotating buffers: the tiles it uses in one block (single buffering),
@@ -44,14 +44,12 @@ from nkigym_graph import hookimpl
 from nkigym_graph.ir.axes import program_axes
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import Schedule, ScheduleError
+from nkigym_graph.ir.schedule_fit import LOADED
 from nkigym_graph.rewriting.transform import Transform
 from nkigym_graph.scheduling.choice import Choice, ScheduleTransform
 from nkigym_graph.scheduling.loops import loop_axes
 from nkigym_graph.scheduling.order import run_ahead_axes
 from nkigym_graph.scheduling.plan import stream_usage
-
-LOADED = "load."
-"""Prefix of the streams of loaded tiles (a dropped one is loaded again)."""
 
 MAX_PERMUTED_AXES = 5
 """Loop orders are offered for programs with at most this many loop axes (5! = 120)."""
@@ -61,7 +59,9 @@ move one axis innermost (a chain's four axes: 4 choices instead of 24)."""
 
 
 class LoopOrder(ScheduleTransform):
-    """Order of the block loops: every permutation of the loop axes."""
+    """Order of the block loops: every permutation of the loop axes in which the loops
+    that run ahead are not innermost (each runs ahead into the next loop); block sizes of
+    axes it leaves out, which size no loop, go."""
 
     name = "loop_order"
 
@@ -70,7 +70,9 @@ class LoopOrder(ScheduleTransform):
         if len(axes) > MAX_PERMUTED_AXES:
             return
         for order in itertools.permutations(axes):
-            yield current.replace(order=order), f"order {', '.join(order)}"
+            if all(axis in order[:-1] for axis in current.ahead):
+                blocks = [(axis, size) for axis, size in current.blocks if axis in order]
+                yield current.replace(order=order, blocks=blocks), f"order {', '.join(order)}"
 
 
 class InnerOrder(ScheduleTransform):
@@ -94,13 +96,16 @@ class InnerOrder(ScheduleTransform):
 
 
 class BlockSize(ScheduleTransform):
-    """One axis' block size: its tile (the default) times a power of two, or the whole axis."""
+    """One block loop's size: its axis' tile (the default) times a power of two, or the
+    whole axis."""
 
     name = "block_size"
 
     def choices(self, program: Program, current: Schedule) -> Iterator[Choice]:
         sizes = program_axes(program).sizes
         for axis, tile in loop_axes(program).items():
+            if axis not in current.order:
+                continue
             yield current.with_block(axis, None), f"{axis} in blocks of one tile ({tile})"
             size = 2 * tile
             while size < sizes[axis]:

@@ -62,7 +62,9 @@ class _Spec(NamedTuple):
 
 
 def _records(plan: KernelPlan) -> tuple[list[AllocRecord], dict[Slot, AllocRecord], dict[str, AllocRecord]]:
-    """An allocation record per slot and per HBM tensor (each its own physical buffer)."""
+    """An allocation record per slot some step uses and per HBM tensor (each its own
+    physical buffer; a slot no instruction touches times nothing, and a schedule may ask
+    for millions of them)."""
     records: list[AllocRecord] = []
 
     def record(name: str, buffer: Buffer, shape: tuple[int, ...], dtype: str) -> AllocRecord:
@@ -73,12 +75,11 @@ def _records(plan: KernelPlan) -> tuple[list[AllocRecord], dict[Slot, AllocRecor
         records.append(found)
         return found
 
+    used = {slot for step in plan.steps for _, slot in step.slots}
     slots = {
-        Slot(stream.name, number): record(
-            stream.name, PSUM if stream.buffer == "psum" else SBUF, stream.shape, stream.dtype
-        )
+        slot: record(stream.name, PSUM if stream.buffer == "psum" else SBUF, stream.shape, stream.dtype)
         for stream in plan.streams.values()
-        for number in range(stream.buffers)
+        for slot in sorted(s for s in used if s.stream == stream.name)
     }
     hbm = {
         name: record(name, SHARED_HBM, info.shape, info.dtype or "float32")

@@ -268,6 +268,10 @@ class Program:
         put(self, "_data_in", data_in)
         put(self, "_order_in", order_in)
         self._init_caches(derivation)
+        if like.schedule is not None:  # a rewrite keeps what still fits
+            from nkigym_graph.ir.schedule_fit import fitted
+
+            put(self, "schedule", fitted(self, like.schedule))
         return self
 
     # -- immutability -----------------------------------------------------------------
@@ -300,7 +304,9 @@ class Program:
         return self._next_id == len(self.ids) and self.ids == tuple(range(len(self.ids)))
 
     def replace(self, **changes: Any) -> Program:
-        """A new verified snapshot with some fields changed (``statements=...`` usually)."""
+        """A new verified snapshot with some fields changed (``statements=...`` usually).
+        A schedule given is checked as ``with_schedule`` checks it; one kept loses what no
+        longer fits the new statements, as in a rewrite."""
         fields: dict[str, Any] = {
             "name": self.name,
             "params": self.params,
@@ -316,13 +322,17 @@ class Program:
         if unknown:
             raise VerificationError("argument", f"replace: Program has no field(s) {sorted(unknown)}")
         fields.update(changes)
-        return Program(
+        kept = None if "schedule" in changes else fields.pop("schedule")
+        program = Program(
             fields.pop("name"),
             fields.pop("params"),
             fields.pop("statements"),
             fields.pop("returns"),
             **fields,
         )
+        if kept is not None:
+            object.__setattr__(program, "schedule", checked_schedule(program, kept, given=False))
+        return program
 
     def rebuilt(self, statements: Iterable[Statement], ids: Iterable[int]) -> Program:
         """A new snapshot built in full (verified like ``replace``) with ``statements``
@@ -360,7 +370,8 @@ class Program:
             )
             object.__setattr__(program, "schedule", None)
             if self.schedule is not None:
-                object.__setattr__(program, "schedule", checked_schedule(program, self.schedule))
+                kept = checked_schedule(program, self.schedule, given=False)
+                object.__setattr__(program, "schedule", kept)
         return program
 
     # -- identity ---------------------------------------------------------------------
@@ -800,9 +811,12 @@ def _of_statements(key: Hashable) -> bool:
     return isinstance(key, tuple) and bool(key) and key[0] == STATEMENTS_KEY
 
 
-def checked_schedule(program: Program, schedule: Schedule | str) -> Schedule:
-    """``schedule`` (or its text) checked against ``program``'s axes."""
+def checked_schedule(program: Program, schedule: Schedule | str, *, given: bool = True) -> Schedule:
+    """``schedule`` (or its text) checked against ``program``'s axes and, when it is
+    ``given`` to it, refused unless it fits it (``nkigym_graph.ir.schedule_fit``); a schedule
+    a rewritten program keeps loses what no longer fits instead."""
     from nkigym_graph.ir.axes import program_axes
+    from nkigym_graph.ir.schedule_fit import check_fit, fitted
 
     if program.fragment:
         raise ScheduleError("a fragment (statements without def/return) is not a kernel and has no schedule")
@@ -812,6 +826,9 @@ def checked_schedule(program: Program, schedule: Schedule | str) -> Schedule:
         raise ScheduleError(f"schedule must be a Schedule or its text, got {type(schedule).__name__}")
     if schedule.axes:
         schedule.check_axes(program_axes(program).names)
+    if not given:
+        return fitted(program, schedule)
+    check_fit(program, schedule)
     return schedule
 
 

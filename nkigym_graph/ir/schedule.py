@@ -11,7 +11,8 @@ other step. Choices, by axis name (``nkigym_graph.ir.axes``) and stream name:
     the block loops, outermost first (``("N", "K", "M")``); statements are ordered by
     the block each falls in along these axes, then by their tile within the block.
 ``blocks``
-    block size per axis, in elements (an axis without one is a single block).
+    block size per axis of ``order``, in elements: whole tiles of the axis, or the whole
+    axis (an axis without one is blocked by its tile; ``nkigym_graph.ir.schedule_fit``).
 ``inner``
     the tile order inside a block (default: ``order``).
 ``buffers``
@@ -20,6 +21,7 @@ other step. Choices, by axis name (``nkigym_graph.ir.axes``) and stream name:
     bf16 input's dtype), ``evict`` (PSUM results copied to SBUF), and one
     per computing op whose results live in SBUF (``activation``, ``tensor_tensor``, ...).
     A stream without a count gets a default (``nkigym_graph.scheduling``).
+    ``Program.with_schedule`` refuses a stream no kernel of the program can have.
 ``ahead``
     block loops that run ahead (software pipelining): the statements of block ``b + 1``
     of such an axis that run before the next loop of ``order`` (hoisted out of it, e.g.
@@ -56,7 +58,8 @@ _DIGITS = re.compile(r"^[0-9]+$")
 
 class ScheduleError(NkigymError):
     """A schedule that is malformed, names an axis or stream the program does not have,
-    or does not fit the target (the message names the choice and the limit)."""
+    does not fit the program (``nkigym_graph.ir.schedule_fit``) or the target (the message
+    names the choice and the limit)."""
 
 
 def _pairs(value: Mapping[str, int] | Iterable[tuple[str, int]], what: str) -> tuple[tuple[str, int], ...]:
@@ -119,7 +122,7 @@ class Schedule:
         return self.inner_order or self.order
 
     def block(self, axis: str) -> int | None:
-        """The block size of ``axis`` (None: one block)."""
+        """The block size of ``axis`` (None: blocked by its tile)."""
         return dict(self.blocks).get(axis)
 
     def buffer(self, stream: str) -> int | None:
@@ -153,7 +156,7 @@ class Schedule:
         return Schedule(**fields)
 
     def with_block(self, axis: str, size: int | None) -> Schedule:
-        """This schedule with ``axis`` blocked by ``size`` (None: unblocked)."""
+        """This schedule with ``axis`` blocked by ``size`` (None: by its tile)."""
         blocks = {a: n for a, n in self.blocks if a != axis}
         if size is not None:
             blocks[axis] = size

@@ -33,17 +33,14 @@ from nkigym_graph.ir.dtypes import itemsize
 from nkigym_graph.ir.memo import memo
 from nkigym_graph.ir.program import STATEMENTS_KEY, Program
 from nkigym_graph.ir.schedule import ScheduleError
+from nkigym_graph.ir.schedule_fit import EVICT, LOADED, PSUM, PSUM_DTYPE, STATISTIC, UNDEFINED, is_statistic
 from nkigym_graph.ir.targets import Target
-from nkigym_graph.scheduling.prepare import EVICT, KernelProgram, psum_variables
+from nkigym_graph.scheduling.prepare import KernelProgram, psum_variables
 
-PSUM = "psum"
-PSUM_DTYPE = "float32"
 WORK_DTYPE = "float32"
 """The dtype of a tile whose tensor does not say (and of computed tiles in a float64
 program, ``working_dtype``)."""
 IN_PLACE_ENGINES = frozenset({"vector", "scalar", "gpsimd"})
-STATISTIC = "stat"
-"""The suffix of a stream of row statistics (``<op>.stat``)."""
 STATISTIC_DTYPE = "float32"
 
 
@@ -125,15 +122,16 @@ class _Walk:
     def base_stream(self, var: str) -> str:
         program, kernel = self.program, self.kernel
         if var in self.load_of:
-            return f"load.{program[self.load_of[var]].operands[0].var}"
+            return LOADED + program[self.load_of[var]].operands[0].var
         if var in kernel.psum:
             return psum_stream(psum_dtypes(program)[var])
         info = program.variables[var]
         defined = info.defined_by
-        name = (
-            EVICT if var in kernel.evictions else program[defined].op.name if defined is not None else "sbuf"
-        )
-        return f"{name}.{STATISTIC}" if name != "sbuf" and is_statistic(info.shape) else name
+        if var in kernel.evictions:
+            name = EVICT
+        else:
+            name = program[defined].op.name if defined is not None else UNDEFINED
+        return f"{name}.{STATISTIC}" if name != UNDEFINED and is_statistic(info.shape) else name
 
     def run(self) -> None:
         program = self.program
@@ -175,7 +173,7 @@ class _Walk:
             if (
                 slot is not None
                 and not is_psum_stream(slot.stream)
-                and not slot.stream.startswith("load.")
+                and not slot.stream.startswith(LOADED)
                 and self.uses[source][-1] == position
                 and self.program.variables[source].shape == shape
             ):
@@ -206,7 +204,7 @@ class _Walk:
             pass  # a new slot while the stream has fewer than its count: rotate through all
         elif free:
             return Slot(stream, min(free, key=lambda i: freed[i]))
-        elif stream.startswith("load."):
+        elif stream.startswith(LOADED):
             return self._drop(stream, position, protect)
         else:
             raise ScheduleError(
@@ -447,18 +445,13 @@ def _stream(program: Program, name: str, members: set[str], count: int) -> Strea
     shape = tuple(max(dims) for dims in zip(*shapes, strict=True)) if shapes else (1, 1)
     if is_psum_stream(name):
         buffer, dtype = "psum", PSUM_DTYPE if name == PSUM else name.removeprefix(f"{PSUM}.")
-    elif name.startswith("load."):
-        buffer, dtype = "sbuf", program.variables[name.removeprefix("load.")].dtype or WORK_DTYPE
+    elif name.startswith(LOADED):
+        buffer, dtype = "sbuf", program.variables[name.removeprefix(LOADED)].dtype or WORK_DTYPE
     elif name.endswith(f".{STATISTIC}"):
         buffer, dtype = "sbuf", STATISTIC_DTYPE
     else:
         buffer, dtype = "sbuf", working_dtype(program)
     return Stream(name, buffer, shape, dtype, count)
-
-
-def is_statistic(shape: tuple[int, ...]) -> bool:
-    """Whether a computed tile of ``shape`` is a row statistic (a ``[P, 1]`` column)."""
-    return len(shape) == 2 and shape[1] == 1
 
 
 def working_dtype(program: Program) -> str:

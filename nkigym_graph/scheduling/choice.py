@@ -23,6 +23,7 @@ from collections.abc import Iterable
 
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import Schedule
+from nkigym_graph.ir.schedule_fit import SCHEDULED_FAMILY
 from nkigym_graph.rewriting.transform import Edit, Match, Transform
 
 Choice = tuple[Schedule, str]
@@ -39,9 +40,9 @@ class ScheduleTransform(Transform):
         raise NotImplementedError
 
     def analyze(self, program: Program) -> list[Match]:
-        """A match per schedule ``choices`` offers (none for a fragment: not a kernel, it
-        has no schedule)."""
-        if program.fragment:
+        """A match per schedule ``choices`` offers (none for a fragment, not a kernel, or a
+        program for a target that runs no NKI kernel: neither has a schedule)."""
+        if program.fragment or program.target.family != SCHEDULED_FAMILY:
             return []
         current = program.schedule or Schedule()
         seen = {current}

@@ -45,6 +45,7 @@ from nkigym_graph.ir.axes import program_axes
 from nkigym_graph.ir.memo import memo
 from nkigym_graph.ir.program import STATEMENTS_KEY, Program
 from nkigym_graph.ir.schedule import Schedule, ScheduleError
+from nkigym_graph.ir.schedule_fit import require_ahead
 from nkigym_graph.scheduling.loops import loop_axes
 
 Key = tuple[int, ...]
@@ -58,7 +59,7 @@ def statement_keys(program: Program, schedule: Schedule) -> dict[int, Key]:
     """The sort key of every statement, by id (see the module docstring)."""
     columns = (*schedule.order, *schedule.inner)
     for axis in schedule.ahead:  # also without an order: ahead=M alone is not ignored
-        _require_ahead(schedule, axis)
+        require_ahead(schedule, axis)
     if not columns:
         return dict.fromkeys(program.ids, ())
     placed = placements(program)
@@ -81,7 +82,7 @@ def statement_keys(program: Program, schedule: Schedule) -> dict[int, Key]:
 def _run_ahead(program: Program, schedule: Schedule, keys: dict[int, Key], axis: str) -> dict[int, Key]:
     """``keys`` with the statements hoisted out of the loop after ``axis``' moved one
     ``axis`` block earlier (see the module docstring)."""
-    _require_ahead(schedule, axis)
+    require_ahead(schedule, axis)
     at = schedule.order.index(axis)
     moved = [node for node, key in keys.items() if key[at] > 0 and key[at + 1] == UNPLACED]
     if not moved:
@@ -93,14 +94,6 @@ def _run_ahead(program: Program, schedule: Schedule, keys: dict[int, Key], axis:
         key = keys[node]
         out[node] = (*key[:at], key[at] - 1, 0 if node in feeders else last, *key[at + 2 :])
     return out
-
-
-def _require_ahead(schedule: Schedule, axis: str) -> None:
-    if axis not in schedule.order[:-1]:
-        raise ScheduleError(
-            f"ahead={axis}: a loop runs ahead into the next loop of the order, so {axis!r} must be "
-            f"a loop of order={','.join(schedule.order) or '(none)'} other than the innermost"
-        )
 
 
 def _feeders(program: Program, hoisted: set[int]) -> set[int]:

@@ -27,6 +27,7 @@ from nkigym_graph.ir.axes import program_axes
 from nkigym_graph.ir.memo import memo
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.schedule import Schedule, ScheduleError
+from nkigym_graph.ir.schedule_fit import LOADED
 from nkigym_graph.ir.targets import Target
 from nkigym_graph.scheduling.allocate import (
     Step,
@@ -166,7 +167,7 @@ def buffer_counts(
         elif use.buffer == "psum":
             counts[name] = use.peak
             doubled.append(name)
-        elif name.startswith("load."):
+        elif name.startswith(LOADED):
             counts[name] = use.peak + 1
             free.append(name)
         else:

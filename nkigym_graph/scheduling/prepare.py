@@ -39,15 +39,12 @@ from nkigym_graph.ir.memo import memo
 from nkigym_graph.ir.ops import get_op
 from nkigym_graph.ir.program import STATEMENTS_KEY, Program
 from nkigym_graph.ir.schedule import ScheduleError
+from nkigym_graph.ir.schedule_fit import PSUM_ENGINES
 from nkigym_graph.ir.slices import Range, Slices
 from nkigym_graph.ir.statement import Operand, Statement, make_attrs
 
-PSUM_ENGINES = frozenset({"tensor"})
-"""Engines whose results live in PSUM."""
 SBUF_READERS = frozenset({"dma", "tensor", "gpsimd"})
 """Engines that cannot read PSUM."""
-EVICT = "evict"
-"""The stream of PSUM evictions."""
 
 
 class KernelProgram(NamedTuple):

@@ -12,13 +12,14 @@ from typing import Any, NamedTuple
 from nkigym_graph.cost import DEFAULT_DTYPE, CostModelError, itemsize
 from nkigym_graph.cost.schedule import Edges
 from nkigym_graph.ir.program import Program
+from nkigym_graph.ir.schedule_fit import is_statistic
 from nkigym_graph.ir.slices import Slices, volume
 from nkigym_graph.ir.statement import Statement
 from nkigym_graph.ir.targets import BUILTIN_TARGETS
 from nkigym_graph.ir.variables import INTERMEDIATE, PARAM
 from nkigym_graph.nki_sim.timing.constants import timing_constants
 from nkigym_graph.plugin.registry import registered_cost_models, registered_targets
-from nkigym_graph.scheduling.allocate import STATISTIC_DTYPE, is_statistic, working_dtype
+from nkigym_graph.scheduling.allocate import STATISTIC_DTYPE, working_dtype
 
 RESULT_DTYPE = {"nc_matmul": "float32"}
 """Ops whose result dtype is fixed: a matmul accumulates fp32 in PSUM. A transpose keeps its

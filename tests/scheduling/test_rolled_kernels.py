@@ -26,7 +26,7 @@ SCHEDULES = [
     ("matmul", 256, 512, 512, "order=M,N,K blocks=K:256 buffers=load.a:2,load.b:2"),
     ("matmul", 512, 512, 1024, "order=N,K,M blocks=N:512 buffers=psum:6"),
     ("matmul", 512, 512, 512, "order=N,M,K buffers=psum:3,load.b:3"),
-    ("bias_relu", 256, 384, 512, "order=N,M,K blocks=N:256 buffers=psum:4"),
+    ("bias_relu", 256, 384, 512, "order=N,M,K blocks=K:256 buffers=psum:4"),
     ("chain", 256, 256, 384, "order=N,K,a.1,b.1 blocks=K:256 buffers=psum:3"),
 ]
 

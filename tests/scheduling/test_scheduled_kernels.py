@@ -10,6 +10,7 @@ import pytest
 from scheduling.schedule_cases import case, inputs, reference, saturated
 
 import nkigym_graph as ng
+from nkigym_graph.cost.kernel_timing import kernel_profile
 from nkigym_graph.nki_sim import profile, simulate
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -18,8 +19,8 @@ SCHEDULES = [
     ("matmul", 256, 384, 1024, "order=N,K,M blocks=N:512 buffers=psum:4"),
     ("matmul", 384, 512, 512, "order=N,M,K blocks=M:256 inner=K,M buffers=psum:8"),
     ("matmul", 256, 512, 512, "order=M,N,K blocks=K:256 buffers=load.a:2,load.b:2"),
-    ("matmul", 384, 256, 384, "order=N,M,K blocks=M:100,N:200"),
-    ("bias_relu", 256, 384, 512, "order=N,M,K blocks=N:256"),
+    ("matmul", 300, 260, 1000, "order=N,M,K blocks=M:256,K:256,N:1000"),
+    ("bias_relu", 256, 384, 512, "order=N,M,K blocks=K:256"),
     ("chain", 256, 256, 384, "order=N,K,a.1,b.1 blocks=K:256"),
 ]
 
@@ -82,6 +83,18 @@ def test_overflowing_schedule_is_priced_infeasible_and_not_emitted() -> None:
     assert not ng.estimate(program).feasible
     with pytest.raises(ng.NkigymError, match="PSUM overflows on trn2"):
         ng.emit(program, backend="nki")
+
+
+def test_a_huge_buffer_count_is_priced_infeasible_without_a_record_per_buffer() -> None:
+    """The cost model made an allocation record for every buffer a stream was given, used
+    or not: ``buffers=load.a:10000000`` took over a minute to price (and more, memory)."""
+    program = saturated("matmul", 256, 256, 512).with_schedule("order=N,M,K buffers=load.a:1000000")
+    report = ng.estimate(program)
+    assert not report.feasible and "SBUF overflows" in report.reason
+    plan = ng.kernel_plan(program, overflowing=True)
+    used = {slot for step in plan.steps for _, slot in step.slots}
+    hbm = sum(info.external for info in plan.program.variables.values())
+    assert len(kernel_profile(plan).records) == len(used) + hbm
 
 
 def test_a_better_schedule_is_modeled_faster_than_program_order() -> None:
