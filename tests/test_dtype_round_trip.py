@@ -57,6 +57,53 @@ def test_a_header_with_a_field_it_cannot_read_is_refused(edit, message) -> None:
         loads_program(edit(header) + "\n" + body)
 
 
+def _matmul_file() -> tuple[str, str]:
+    """The header line and the body of a 128 x 128 matmul's program file."""
+    header, _, body = dumps_program(nkigym.tile(matmul, {"a": (128, 128), "b": (128, 128)})).partition("\n")
+    return header, body
+
+
+def test_a_header_naming_a_parameter_the_program_lacks_names_the_header_line() -> None:
+    """Such a header was refused as "dtype: 'c' is not a parameter", naming neither the
+    header nor its line."""
+    header, body = _matmul_file()
+    with pytest.raises(ParseError) as info:
+        loads_program(header.replace("params=", "params=c:1x1:float32,") + "\n" + body)
+    assert str(info.value) == (
+        "line 1, column 1: header field params: 'c' is not a parameter (parameters: a, b)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "left_out"),
+    [
+        (lambda h: h.replace(",b:128x128:float32", ""), "parameter 'b'"),
+        (lambda h: h.replace("params=a:128x128:float32,b:128x128:float32", "params="), "parameters 'a', 'b'"),
+        (lambda h: h.replace(" params=a:128x128:float32,b:128x128:float32", ""), "parameters 'a', 'b'"),
+    ],
+)
+def test_a_header_that_leaves_out_a_parameter_is_refused_naming_it(edit, left_out: str) -> None:  # type: ignore[no-untyped-def]
+    """The header is read strictly: a parameter it left out used to become float32 silently."""
+    header, body = _matmul_file()
+    with pytest.raises(ParseError) as info:
+        loads_program(edit(header) + "\n" + body)
+    assert str(info.value) == (
+        f"line 1, column 1: header field params leaves out {left_out} "
+        "(it lists every parameter as name:shape:dtype)"
+    )
+
+
+def test_a_fragment_header_lists_its_inputs() -> None:
+    fragment = nkigym.parse_fragment(
+        "t = a[0:128, 0:128]\nu = nkigym.activation(t, op='exp')\nout[0:128, 0:128] = u\n",
+        dtype={"a": "bf16"},
+    )
+    text = dumps_program(fragment)
+    assert loads_program(text) == fragment
+    with pytest.raises(ParseError, match=r"^line 1, column 1: header field params leaves out parameter 'a'"):
+        loads_program(text.replace("params=a:128x128:bfloat16", "params=", 1))
+
+
 def test_mixed_parameter_dtypes_round_trip_through_files(tmp_path) -> None:
     text = dumps_program(nkigym.tile(matmul, {"a": (128, 128), "b": (128, 256)}))
     mixed = text.replace("b:128x256:float32", "b:128x256:bfloat16", 1)

@@ -31,10 +31,14 @@ def arch_target(arch: str | Target) -> Target:
         raise NetlistError(
             f"arch must be an architecture name ({known}) or a Tenstorrent Target, got {describe(arch)}"
         )
-    key = arch.lower()
-    if key not in ARCH_TARGETS:
+    if not is_known_arch(arch):
         raise NetlistError(f"unknown architecture '{arch}'; known: {', '.join(ARCH_TARGETS)}")
-    return ARCH_TARGETS[key]
+    return ARCH_TARGETS[arch.lower()]
+
+
+def is_known_arch(name: str) -> bool:
+    """Whether ``name`` is an architecture of :data:`ARCH_TARGETS` (in any case)."""
+    return name.lower() in ARCH_TARGETS
 
 
 def arch_name(arch: str | Target) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from pathlib import Path
 
-from nkigym_graph.buda.arch import DEFAULT_ARCH, arch_name, arch_target
+from nkigym_graph.buda.arch import DEFAULT_ARCH, arch_name, arch_target, is_known_arch
 from nkigym_graph.buda.context import Finding, FusedContext, NetlistContext
 from nkigym_graph.buda.errors import NetlistError
 from nkigym_graph.buda.limits import DEFAULT_LIMITS, NetlistLimits
@@ -95,10 +95,12 @@ def check_netlist(
     ``arch`` (``grayskull``, ``wormhole``, ``wormhole_b0``, ``blackhole`` or a Tenstorrent
     :class:`~nkigym_graph.ir.targets.Target`) defaults to every architecture listed in the
     netlist's ``devices.arch`` (``wormhole_b0`` when none is listed): a netlist that claims
-    several architectures must pass on each. Violations are returned once each, in rule
-    order per architecture. ``ignore`` names rules (ids or aliases) not to run. Raises
-    :class:`NetlistError` if the netlist cannot be read or breaks ``limits`` (see
-    :mod:`nkigym_graph.buda.limits`), and for an unknown architecture or rule.
+    several architectures must pass on each. A name there that is no architecture is the
+    ``devices.arch`` violation (the rules then check the others, or ``wormhole_b0``).
+    Violations are returned once each, in rule order per architecture. ``ignore`` names
+    rules (ids or aliases) not to run. Raises :class:`NetlistError` if the netlist cannot be
+    read or breaks ``limits`` (see :mod:`nkigym_graph.buda.limits`), and for an unknown
+    ``arch`` argument or rule.
     """
     if isinstance(ignore, str) or not isinstance(ignore, Collection):
         raise NetlistError(f"ignore must be a list of rule ids, got {describe(ignore)}")
@@ -112,8 +114,8 @@ def check_netlist(
     if arch is not None:
         arch_target(arch)  # an unknown architecture is refused before the netlist is read
     loaded = load_netlist(netlist, path=path, limits=limits)
-    names = loaded.arch_names or (DEFAULT_ARCH,)
-    archs: list[str | Target] = [arch] if arch is not None else list(names)
+    known: list[str | Target] = [name for name in loaded.arch_names if is_known_arch(name)]
+    archs = [arch] if arch is not None else known or [DEFAULT_ARCH]  # unknown names: devices.arch
     seen: set[Violation] = set()
     found: list[Violation] = []
     for each in archs:

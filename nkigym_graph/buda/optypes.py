@@ -20,6 +20,9 @@ GRAPH_OP_TYPES = SUB_OP_TYPES | UNFUSABLE | {"fused_op", "tilizer", "buffer", "e
 """Every graph op type this package knows."""
 INT_FUSED_TYPES = UNARY | FPU_BINARY | QUANT | {"maximum"}
 """Sub-op types allowed in an integer fused op."""
+MATH_FIDELITIES = ("LoFi", "HiFi2", "HiFi3", "HiFi4", "HiFi2_A", "HiFi2_B")
+"""The ``math_fidelity`` values the backend's parser reads (``netlist_utils::get_fidelity``),
+spelled exactly so."""
 SPARSE_MATMUL_ATTRIBUTES = (
     "identity",
     "num_sparse_tiles",

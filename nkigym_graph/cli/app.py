@@ -42,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
         positive_seconds,
     )
     from nkigym_graph.cli.kernel_process import add_limit_arguments
+    from nkigym_graph.dot.folding import AUTO_FOLD_ABOVE, AUTO_FOLD_WIDER_THAN, FOLDS
     from nkigym_graph.ir.dtypes import ALIASES, choices
     from nkigym_graph.plugin.transforms import DEFAULT_PIPELINE
     from nkigym_graph.search import STRATEGIES
@@ -68,6 +69,12 @@ def _parser() -> argparse.ArgumentParser:
         type=positive_int,
         default=MAX_STATEMENTS,
         help=f"refuse a tiled program larger than this (default {MAX_STATEMENTS:,})",
+    )
+    p.add_argument(
+        "--online",
+        action="store_true",
+        help="compute a row maximum and the sums of the exponentials it shifts (softmax, attention) "
+        "in one pass over the row: a running maximum, rescaled sums (tile(..., online=True))",
     )
     p.add_argument("-o", "--output", type=output_file, help="program file to write (default: stdout)")
     p.set_defaults(run=commands.tile)
@@ -173,8 +180,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--fold",
         default="auto",
-        metavar="auto|tile|op|none",
-        help="group statements (default auto: by output tile above 300 statements)",
+        metavar="|".join(FOLDS),
+        help=f"group statements (default auto: by output tile above {AUTO_FOLD_ABOVE} statements or "
+        f"with more than {AUTO_FOLD_WIDER_THAN} side by side)",
     )
     p.add_argument("--expand", action="store_true", help="draw folded groups as clusters of their statements")
     p.add_argument("--diff", metavar="AFTER.nkg", help="picture what changed from PROGRAM to AFTER")

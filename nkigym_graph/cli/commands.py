@@ -53,7 +53,9 @@ def tile(args: argparse.Namespace) -> int:
     dtype = resolve_dtype(args.dtype, "--dtype")
     shapes = parse_shapes(args.shape)
     func = load_function(args.function)
-    program = ng.tile(func, shapes, dtype=dtype, target=args.target, max_statements=args.max_statements)
+    program = ng.tile(
+        func, shapes, dtype=dtype, target=args.target, max_statements=args.max_statements, online=args.online
+    )
     _output_program(program, args.output)
     return 0
 

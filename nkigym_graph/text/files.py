@@ -6,19 +6,24 @@ commands losslessly::
     def tiled_matmul(a, b):
         ...
 
-A file without the header parses with inferred shapes and the default target.
+The header is read strictly: an unknown or repeated field, or words that are no field,
+are a ``ParseError`` on line 1, and so is a ``params`` field that leaves out one of the
+program's parameters or names one it does not have (it lists every parameter, as
+``name:shape:dtype``; leaving the field out lists none). A file without the header parses
+with inferred shapes, float32 parameters and the default target.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from nkigym_graph.errors import NkigymError, ParseError
 from nkigym_graph.ir.dtypes import DtypeError, resolve_dtype
 from nkigym_graph.ir.program import Program
-from nkigym_graph.text.parser import parse_fragment, parse_program
+from nkigym_graph.text.parser import ParamsCheck, parse_declared, parse_program
 from nkigym_graph.text.source import require_text
 
 HEADER = "# nkigym-graph program:"
@@ -55,7 +60,8 @@ def write_program(program: Program, path: str | os.PathLike[str]) -> Path:
 
 
 def loads_program(text: str) -> Program:
-    """Parse file text (with or without the header)."""
+    """Parse file text (with or without the header; a header lists every parameter, see
+    the module docstring)."""
     first, _, rest = require_text(text).partition("\n")
     if not first.startswith(HEADER):
         return parse_program(text)
@@ -76,9 +82,39 @@ def loads_program(text: str) -> Program:
             raise ParseError(str(err), 1, 1) from None
     target = fields.get("target", "trn2")
     rest = "\n" + rest  # the header is the file's line 1: errors name the file's lines
-    if fields.get("fragment") == "1":
-        return parse_fragment(rest, shapes, dtype=dtypes, target=target)
-    return parse_program(rest, shapes, dtype=dtypes, target=target)
+    fragment = fields.get("fragment") == "1"
+    check = _declared_params(dtypes)
+    return parse_declared(rest, shapes, dtype=dtypes, target=target, fragment=fragment, check_params=check)
+
+
+def _declared_params(declared: Collection[str]) -> ParamsCheck:
+    """The check that the header's ``params`` are the program's parameters: each of them,
+    and no other name (a fragment's outputs aside); a ``ParseError`` on line 1."""
+
+    def check(params: Sequence[str], outputs: Sequence[str]) -> None:
+        unknown = [name for name in declared if name not in params and name not in outputs]
+        if unknown:
+            which = "is not a parameter" if len(unknown) == 1 else "are not parameters"
+            raise ParseError(
+                f"header field params: {_names(unknown)} {which} (parameters: {', '.join(params) or 'none'})",
+                1,
+                1,
+            )
+        missing = [name for name in params if name not in declared]
+        if missing:
+            noun = "parameter" if len(missing) == 1 else "parameters"
+            raise ParseError(
+                f"header field params leaves out {noun} {_names(missing)} "
+                "(it lists every parameter as name:shape:dtype)",
+                1,
+                1,
+            )
+
+    return check
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(repr(name) for name in names)
 
 
 def _header_fields(text: str) -> dict[str, str]:

@@ -21,7 +21,7 @@ are read as such (``nkigym_graph.ir.literals``), without calling anything.
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +40,9 @@ from nkigym_graph.plugin.registry import get_target
 from nkigym_graph.text.source import checked_shapes, nesting_guarded, read_module
 
 Shapes = Mapping[str, Sequence[int]]
+ParamsCheck = Callable[[Sequence[str], Sequence[str]], None]
+"""Called with the names of a program's parameters and of its outputs (a fragment's
+implicit ones) before they are built; raises when they are not the ones declared."""
 _NAMESPACES = ("nkigym", "nkigym_graph", "nki")
 
 
@@ -54,6 +57,31 @@ def parse_program(
     """Parse one ``def`` in the tiled-program format (see the module docstring).
     ``dtype``: of every parameter, or a mapping by parameter name (float32 for the
     parameters it leaves out; a name that is not a parameter raises ``DtypeError``)."""
+    return _parse_def(text, shapes, dtype, target, None)
+
+
+@nesting_guarded
+def parse_declared(
+    text: str,
+    shapes: Shapes,
+    *,
+    dtype: Dtypes,
+    target: Target | str,
+    fragment: bool,
+    check_params: ParamsCheck,
+) -> Program:
+    """``parse_program`` (``parse_fragment`` if ``fragment``) of text whose parameters are
+    declared elsewhere, as a program file's header declares them: ``check_params`` gets the
+    names the text gives its parameters and outputs before they are built, and refuses
+    what the declaration does not match."""
+    if fragment:
+        return _parse_statements(text, shapes, "fragment", dtype, target, check_params)
+    return _parse_def(text, shapes, dtype, target, check_params)
+
+
+def _parse_def(
+    text: str, shapes: Shapes | None, dtype: Dtypes, target: Target | str, check_params: ParamsCheck | None
+) -> Program:
     module = _parse_module(text)
     functions = [n for n in module.body if isinstance(n, ast.FunctionDef)]
     others = [n for n in module.body if not isinstance(n, ast.FunctionDef | ast.Import | ast.ImportFrom)]
@@ -63,7 +91,9 @@ def parse_program(
     func = functions[0]
     _plain_parameters(func)
     params = [arg.arg for arg in func.args.args]
-    builder = _Builder(params=params, shapes=checked_shapes(shapes), fragment=False)
+    builder = _Builder(
+        params=params, shapes=checked_shapes(shapes), fragment=False, check_params=check_params
+    )
     body = func.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]  # docstring
@@ -115,8 +145,19 @@ def parse_fragment(
     target: Target | str = TRN2,
 ) -> Program:
     """Parse a bare list of statements (no ``def``/``return``) into a fragment program."""
+    return _parse_statements(text, shapes, name, dtype, target, None)
+
+
+def _parse_statements(
+    text: str,
+    shapes: Shapes | None,
+    name: str,
+    dtype: Dtypes,
+    target: Target | str,
+    check_params: ParamsCheck | None,
+) -> Program:
     module = _parse_module(text)
-    builder = _Builder(params=[], shapes=checked_shapes(shapes), fragment=True)
+    builder = _Builder(params=[], shapes=checked_shapes(shapes), fragment=True, check_params=check_params)
     for node in module.body:
         builder.statement(node)
     return builder.build(name, (), dtype=dtype, target=target)
@@ -183,6 +224,8 @@ class _Builder:
     defined: set[str] = field(default_factory=set)
     returned: list[ast.Name] = field(default_factory=list)
     """The names of the `return` statement, as written."""
+    check_params: ParamsCheck | None = None
+    """Called with the parameters' and outputs' names before they are built (see ``parse_declared``)."""
 
     # -- statements -------------------------------------------------------------------
     def statement(self, node: ast.stmt) -> None:
@@ -388,6 +431,11 @@ class _Builder:
     # -- resolution -------------------------------------------------------------------
     def build(self, name: str, returns: tuple[str, ...], *, dtype: Dtypes, target: Target | str) -> Program:
         external_space = self._external_inputs()
+        if self.check_params is not None:
+            self.check_params(
+                [v for v, space in external_space.items() if space != "output"],
+                [v for v, space in external_space.items() if space == "output"],
+            )
         for ret in self.returned:
             if not (ret.id in self.defined or ret.id in self.params or ret.id in self.allocated):
                 raise _error(f"returns `{ret.id}`, which is not defined", ret)

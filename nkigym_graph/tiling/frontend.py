@@ -96,7 +96,8 @@ def tensor_tensor(x: Tensor, y: Tensor, op: str = "add") -> Tensor:
 def tensor_scalar(x: Tensor, s: Scalar | Tensor, op: str = "multiply") -> Tensor:
     """``op(x, s)`` elementwise for a number ``s``, or a ``[P, 1]`` / ``[1, F]`` tensor ``s``.
 
-    A tensor ``s`` is a column or a row of ``x``, spread over it."""
+    A tensor ``s`` is a column or a row of ``x``, spread over it; a tensor of ``x``'s own
+    shape is refused (``tensor_tensor`` takes two tensors elementwise)."""
     if _is_number(s):
         return _apply(TENSOR_SCALAR, (x,), scalar=_number(s, "the scalar"), op=op)
     if not _is_tensor(s):
@@ -154,8 +155,14 @@ def _binary(name: str, x: Tensor, y: Tensor, op: str) -> Tensor:
         form = _broadcast_form(xs, ys)
     if form is not None:
         return _apply(form, (x, y), op=op)
-    if name == "tensor_tensor" or xs == ys:
+    if name == "tensor_tensor":
         return _apply(TENSOR_TENSOR, (x, y), op=op)  # equal shapes, or the size mismatch error
+    if xs == ys:
+        raise OpCallError(
+            f"{name}: the scalar operand is a number, a [P, 1] column or a [1, F] row of x, got a "
+            f"tensor of x's shape {xs}; for an elementwise op of two tensors use "
+            f"tensor_tensor(x, y, op={op!r})"
+        )
     raise OpCallError(
         f"{name}: a tensor operand of shape {ys} does not broadcast over {xs}; it must be a "
         "[P, 1] column or a [1, F] row of it"

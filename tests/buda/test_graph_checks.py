@@ -161,6 +161,50 @@ def test_unknown_tms_of_a_sub_op_are_named() -> None:
     assert "input 1 ('input1'): unknown TM 'frobnicate'; known TMs: broadcast" in violation.message
 
 
+FIDELITIES = "LoFi, HiFi2, HiFi3, HiFi4, HiFi2_A, HiFi2_B"
+
+
+@pytest.mark.parametrize("fidelity", ["HiFi9", "hifi4", "'5'"])
+def test_an_unknown_math_fidelity_is_an_error_naming_the_op(fidelity: str) -> None:
+    """The backend's parser refuses a fidelity it does not know; the checker used to say nothing."""
+    ops = [graph_op("op", "exp", ["a"]).replace("math_fidelity: HiFi4", f"math_fidelity: {fidelity}")]
+    (violation,) = check_netlist(graph_netlist([queue("a", "HOST", 0), queue("out", "op", 2)], ops))
+    shown = fidelity.strip("'")
+    assert (violation.rule, violation.severity, violation.graph_op) == ("ops.math_fidelity", "error", "op")
+    assert violation.message == f"op 'op': unknown math_fidelity '{shown}'; known: {FIDELITIES}"
+
+
+@pytest.mark.parametrize("fidelity", ["LoFi", "HiFi2", "HiFi3", "HiFi4", "HiFi2_A", "HiFi2_B"])
+def test_every_fidelity_the_backend_knows_is_accepted(fidelity: str) -> None:
+    ops = [graph_op("op", "exp", ["a"]).replace("math_fidelity: HiFi4", f"math_fidelity: {fidelity}")]
+    text = graph_netlist([queue("a", "HOST", 0), queue("out", "op", 2)], ops)
+    assert check_netlist(text, min_severity="info") == []
+
+
+EXP = graph_netlist([queue("a", "HOST", 0), queue("out", "op", 2)], [graph_op("op", "exp", ["a"])])
+
+
+@pytest.mark.parametrize("arch", [None, "wormhole_b0", "grayskull"])
+@pytest.mark.parametrize(
+    ("devices", "unknown"), [("wormhole_c9", "'wormhole_c9'"), ("[grayskull, 5]", "'5'")]
+)
+def test_an_unknown_devices_arch_is_an_error_naming_it(devices: str, unknown: str, arch: str | None) -> None:
+    """The backend's parser refuses an architecture it does not know; the checker used to
+    say nothing when given ``arch=``, and to raise instead of reporting it otherwise."""
+    text = EXP.replace("devices: {arch: wormhole_b0}", f"devices: {{arch: {devices}}}")
+    (violation,) = check_netlist(text, arch)
+    assert (violation.rule, violation.severity) == ("devices.arch", "error")
+    assert violation.message == (
+        f"devices.arch: unknown architecture {unknown}; known: grayskull, wormhole, wormhole_b0, blackhole"
+    )
+
+
+def test_the_pre_b0_wormhole_is_a_known_architecture() -> None:
+    """``wormhole`` is the backend's ``ARCH::WORMHOLE`` (its parser reads it), checked with
+    the Wormhole B0 facts."""
+    assert check_netlist(EXP.replace("arch: wormhole_b0", "arch: wormhole"), min_severity="info") == []
+
+
 def test_ops_in_a_cycle_are_named() -> None:
     ops = [graph_op("op1", "exp", ["op2"]), graph_op("op2", "exp", ["op1"], grid_loc=(0, 1))]
     rule, message = one_violation(graph_netlist([queue("out", "op2", 2)], ops))

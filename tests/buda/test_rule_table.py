@@ -870,6 +870,18 @@ CASES = [
         fused_netlist([[sub("r", "reduce", ["input0"], "output", attributes=reduce_attrs("c"))]]),
     ),
     (
+        "ops.math_fidelity",
+        fused_netlist([[dc("a", "input0", "output")]]).replace(
+            "math_fidelity: HiFi3", "math_fidelity: HiFi9"
+        ),
+        fused_netlist([[dc("a", "input0", "output")]]),
+    ),
+    (
+        "devices.arch",
+        fused_netlist([[dc("a", "input0", "output")]], arch="[wormhole_b0, wormhole_c9]"),
+        fused_netlist([[dc("a", "input0", "output")]], arch="[wormhole_b0, wormhole]"),
+    ),
+    (
         "limits.intermediates",
         fused_netlist([[dc("a", "input0", "output")]], intermediates=9),
         fused_netlist([[dc("a", "input0", "output")]], intermediates=8),

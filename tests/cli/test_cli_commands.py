@@ -21,6 +21,12 @@ import nkigym_graph as nkigym
 
 def matmul_tanh(a, b):
     return nkigym.activation(nkigym.nc_matmul(a, b), op="tanh")
+
+
+def softmax(x):
+    m = nkigym.tensor_reduce(x, op="max")
+    e = nkigym.activation(x, op="exp", bias=nkigym.tensor_scalar(m, -1.0, op="multiply"))
+    return nkigym.tensor_scalar(e, nkigym.activation(nkigym.tensor_reduce(e, op="sum"), op="reciprocal"))
 """
 
 
@@ -54,6 +60,21 @@ def test_tile_to_stdout(kernels: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert out.startswith("# nkigym-graph program: target=trn2")
     assert "nkigym.nc_matmul(tensor_0, tensor_1)" in out
+
+
+def test_tile_online_gives_the_one_pass_form_as_tile_does(kernels: Path, tmp_path: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("kernels", kernels)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    shapes = {"x": (128, 1024)}
+    for flags, online in (([], False), (["--online"], True)):
+        out = tmp_path / f"softmax_{online}.nkg"
+        assert main(["tile", f"{kernels}:softmax", "--shape", "x=128x1024", *flags, "-o", str(out)]) == 0
+        assert read_program(out) == ng.tile(module.softmax, shapes, online=online)
+    assert read_program(tmp_path / "softmax_True.nkg") != read_program(tmp_path / "softmax_False.nkg")
 
 
 def test_saturate_and_dot(program_file: Path, tmp_path: Path) -> None:

@@ -33,6 +33,28 @@ def test_tile_help_lists_the_dtypes(capsys) -> None:
     assert "bf16=bfloat16" in text and "--max-statements" in text
 
 
+def test_tile_help_offers_the_online_form(capsys) -> None:
+    assert main(["tile", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "--online compute a row maximum and the sums of the exponentials it shifts (softmax, "
+        "attention) in one pass over the row: a running maximum, rescaled sums (tile(..., online=True))"
+    ) in text
+
+
+def test_dot_fold_help_gives_both_conditions_of_auto(capsys) -> None:
+    """The help named only the statement count; ``auto`` also folds a picture too wide to read."""
+    from nkigym_graph.dot.folding import AUTO_FOLD_ABOVE, AUTO_FOLD_WIDER_THAN
+
+    assert main(["dot", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--fold auto|tile|op|none" in text
+    assert (
+        f"(default auto: by output tile above {AUTO_FOLD_ABOVE} statements or with more than "
+        f"{AUTO_FOLD_WIDER_THAN} side by side)"
+    ) in text
+
+
 def test_help_texts_show_the_real_defaults_and_strategies(capsys) -> None:
     from nkigym_graph.plugin.transforms import DEFAULT_PIPELINE
     from nkigym_graph.search import STRATEGIES

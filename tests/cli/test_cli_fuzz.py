@@ -59,7 +59,7 @@ POSITIONAL = {
     "plugins": [],
 }
 FLAGS = {
-    "tile": ["--shape", "--shape", "--dtype", "--target", "--max-statements", "-o"],
+    "tile": ["--shape", "--shape", "--dtype", "--target", "--max-statements", "--online", "-o"],
     "saturate": ["--transforms", "-o"],
     "search": [
         "--strategy",
@@ -79,7 +79,7 @@ FLAGS = {
     "transforms": [],
     "plugins": [],
 }
-SWITCHES = {"--progress", "--no-progress", "--strict", "--rules"}
+SWITCHES = {"--progress", "--no-progress", "--strict", "--rules", "--online"}
 
 
 BASES = {

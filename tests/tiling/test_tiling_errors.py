@@ -136,6 +136,7 @@ def test_untraceable_operations(func, message: str) -> None:
             "tensor_scalar: the scalar must be a number or a tensor, got 'two'",
         ),
         (lambda a: activation(a, scale="x"), "scale must be a number, got 'x'"),  # type: ignore[arg-type]
+        (lambda a: tensor_scalar(a, a), r"got a tensor of x's shape \(128, 128\); .* use tensor_tensor"),
         (
             lambda a: tensor_tensor(tensor_reduce(a), a, op="subtract"),
             r"the broadcast operand must come second",

@@ -55,6 +55,19 @@ def test_tensor_scalar(rng: np.random.Generator) -> None:
     np.testing.assert_allclose(tensor_scalar(x, np.float32(2), op="add"), x + 2)
 
 
+def test_tensor_scalar_refuses_a_full_shape_operand_pointing_to_tensor_tensor() -> None:
+    """It used to become ``tensor_tensor`` quietly, although its operand is a number, a
+    column or a row."""
+    x = np.ones((4, 6))
+    with pytest.raises(OpCallError) as info:
+        tensor_scalar(x, np.ones((4, 6)), op="add")
+    assert str(info.value) == (
+        "tensor_scalar: the scalar operand is a number, a [P, 1] column or a [1, F] row of x, "
+        "got a tensor of x's shape (4, 6); for an elementwise op of two tensors use "
+        "tensor_tensor(x, y, op='add')"
+    )
+
+
 @pytest.mark.parametrize(("name", "ref"), [("sum", np.sum), ("max", np.max), ("min", np.min)])
 def test_tensor_reduce_keeps_a_column(name: str, ref, rng: np.random.Generator) -> None:
     x = rng.standard_normal((4, 6))

@@ -17,6 +17,7 @@ from nkigym_graph.buda.errors import NetlistError
 # Importing the rule modules registers their rules.
 from nkigym_graph.buda.rules import (  # noqa: F401
     broadcast,
+    devices,
     dims,
     formats,
     general,
@@ -37,8 +38,8 @@ from nkigym_graph.buda.rules.registry import Rule, fused_rule, netlist_rule, reg
 
 SECTION_ORDER = (
     "general", "unsupported", "matmul", "broadcast", "int", "dest", "schedule",
-    "formats", "intermed", "dims", "names", "operands", "ops", "limits", "graph", "shapes", "tms",
-    "queues",
+    "formats", "intermed", "dims", "names", "operands", "ops", "limits", "devices", "graph", "shapes",
+    "tms", "queues",
 )  # fmt: skip
 """Rule id prefixes in listing order: the seed's sections first, in the seed's order."""
 

@@ -3,9 +3,11 @@
 Read from the public tenstorrent/tt-budabackend sources: the fused-op checks in
 ``netlist/netlist_fused_op_info_types.cpp`` (``verify`` of a scheduled op, ``verify_tm``,
 ``verify_intermed_buffers``, ``verify_op_dims`` and ``verify`` of a fused op), the parser's
-``netlist/netlist_parser.cpp`` (``derive_complex_settings``, ``verify_complex_settings``),
-net2pipe's multicast planning (``src/net2pipe/src/net2pipe.cpp``), the kernel generator
-``src/net2hlks``, and the constraint list ``src/net2hlks/README.md`` (seed 004's text).
+``netlist/netlist_parser.cpp`` (``derive_complex_settings``, ``verify_complex_settings``,
+``parse_devices``, ``parse_op``) with the name lookups it calls (``netlist/netlist_utils.cpp``,
+``netlist/tt_backend_api_types.cpp``), net2pipe's multicast planning
+(``src/net2pipe/src/net2pipe.cpp``), the kernel generator ``src/net2hlks``, and the
+constraint list ``src/net2hlks/README.md`` (seed 004's text).
 
 - ``error``: an assert of the backend rejects the netlist;
 - ``warning``: documented, but no backend check was found: the backend accepts it;
@@ -32,6 +34,7 @@ class Enforcement(NamedTuple):
 
 FUSED = "netlist/netlist_fused_op_info_types.cpp"
 PARSER = "netlist/netlist_parser.cpp"
+UTILS = "netlist/netlist_utils.cpp"
 README = "src/net2hlks/README.md"
 NO_CHECK = "documented only: no check in the fused-op verifier, the parser or net2pipe"
 RETIRED = 'tt-budabackend commit 09feebee ("Enable fusing of non column matmul part 2")'
@@ -161,12 +164,17 @@ ENFORCEMENT: Mapping[str, Enforcement] = MappingProxyType({
     "ops.unknown_type": _e("error", "an unknown op type is fatal", f"{FUSED}: verify_op_dims; {PARSER}"),
     "ops.arity": _e("error", "asserted (\"Op {} does not have {} inputs\")", f"{FUSED}: verify_op_dims"),
     "ops.reduce_type": _e("error", "the parser knows only max reduces", f"{PARSER}: get_valid_reduce_func"),
+    "ops.math_fidelity": _e("error", "the parser refuses a fidelity it does not know (\"Math Fidelity not "
+                            "supported in netlist\")", f"{PARSER}: parse_op; {UTILS}: get_fidelity"),
     "limits.intermediates": _e("error", "asserted: at most MAX_NUM_INTERMEDIATE_BUFFERS (8)",
                                f"{FUSED}: verify(tt_fused_op_info)"),
     "limits.inputs": _e("error", "the fused kernel has 16 input operands (MAX_NUM_INPUTS)",
                         "src/net2hlks/net2hlks.cpp: insert_hlks_header"),
     "limits.dest_ublock": _e("error", "asserted (\"can't fit into dest\") for ops and sub-ops",
                              f"{PARSER}: verify_ublock_fits_into_dest"),
+    "devices.arch": _e("error", "the parser refuses an architecture it does not know (\"... is not "
+                       "recognized as tt::ARCH\")",
+                       f"{PARSER}: parse_devices; netlist/tt_backend_api_types.cpp: get_arch_from_string"),
     "graph.programs": _e("error", "the parser refuses empty programs", PARSER),
     "graph.unknown_fused_op": _e("error", "fused_ops lookup throws", f"{PARSER}: derive_complex_settings"),
     "graph.fused_op_inputs": _e("error", "asserted: the graph op has the fused op's input count",

@@ -6,7 +6,14 @@ from collections.abc import Iterator
 
 from nkigym_graph.buda.context import Finding, FusedContext, NetlistContext
 from nkigym_graph.buda.model import operand_kind
-from nkigym_graph.buda.optypes import GRAPH_OP_TYPES, SUB_OP_TYPES, UNFUSABLE, arity, graph_input_counts
+from nkigym_graph.buda.optypes import (
+    GRAPH_OP_TYPES,
+    MATH_FIDELITIES,
+    SUB_OP_TYPES,
+    UNFUSABLE,
+    arity,
+    graph_input_counts,
+)
 from nkigym_graph.buda.rules.registry import fused_rule, netlist_rule
 
 
@@ -98,6 +105,19 @@ def known_types(ctx: NetlistContext) -> Iterator[Finding]:
     for op in ctx.netlist.all_ops():
         if op.type not in GRAPH_OP_TYPES:
             yield Finding(f"op '{op.name}' has unknown type '{op.type}'", graph_op=op.name)
+
+
+@netlist_rule("ops.math_fidelity", "math_fidelity is LoFi, HiFi2, HiFi3, HiFi4, HiFi2_A or HiFi2_B")
+def known_math_fidelity(ctx: NetlistContext) -> Iterator[Finding]:
+    """Backend parser (``get_fidelity``): a graph op's ``math_fidelity`` other than these,
+    spelled exactly so, is an error ("Math Fidelity not supported in netlist")."""
+    for op in ctx.netlist.all_ops():
+        if op.math_fidelity is not None and op.math_fidelity not in MATH_FIDELITIES:
+            yield Finding(
+                f"op '{op.name}': unknown math_fidelity '{op.math_fidelity}'; "
+                f"known: {', '.join(MATH_FIDELITIES)}",
+                graph_op=op.name,
+            )
 
 
 @fused_rule("ops.arity", "each sub-op has as many inputs as its type takes")
