@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from workload_functions import attention, softmax, softmax_reference
 
 import nkigym_graph as ng
 from nkigym_graph.buda.quantize import quantize
@@ -80,26 +81,6 @@ def row_max(x: Any) -> Any:
 
 def row_min(x: Any) -> Any:
     return ng.tensor_reduce(x, op="min")
-
-
-def softmax(x: Any) -> Any:
-    m = ng.tensor_reduce(x, op="max")
-    e = ng.activation(x, op="exp", bias=ng.tensor_scalar(m, -1.0, op="multiply"))
-    return ng.tensor_scalar(e, ng.activation(ng.tensor_reduce(e, op="sum"), op="reciprocal"))
-
-
-def softmax_reference(x: np.ndarray) -> np.ndarray:
-    e = np.exp(x - x.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def attention(q_t: Any, k_t: Any, v: Any) -> Any:
-    scale = 1.0 / math.sqrt(q_t.shape[0])
-    scores = ng.nc_matmul(q_t, k_t)
-    shift = ng.tensor_scalar(ng.tensor_reduce(scores, op="max"), -scale, op="multiply")
-    weights = ng.activation(scores, op="exp", scale=scale, bias=shift)
-    total = ng.activation(ng.tensor_reduce(weights, op="sum"), op="reciprocal")
-    return ng.tensor_scalar(ng.nc_matmul(ng.nc_transpose(weights), v), total)
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=FORMAT_IDS)

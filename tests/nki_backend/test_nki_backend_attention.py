@@ -5,33 +5,18 @@ numpy."""
 
 from __future__ import annotations
 
-import math
 import re
 
 import ml_dtypes
 import numpy as np
 import pytest
+from workload_functions import attention, attention_reference
 
 import nkigym_graph as ng
 from nkigym_graph.nki_sim.timing.constants import TRN2_TIMING
 from nkigym_graph_plugins.nki_backend.engines import GPSIMD, SCALAR, TENSOR, VECTOR, EngineLoads
 from nkigym_graph_plugins.nki_backend.fusion import plan_fusions
 from nkigym_graph_plugins.nki_backend.pipeline import pipelined_order
-
-
-def _attention(q_t, k_t, v):  # type: ignore[no-untyped-def]
-    scale = 1.0 / math.sqrt(q_t.shape[0])
-    scores = ng.nc_matmul(q_t, k_t)
-    shift = ng.tensor_scalar(ng.tensor_reduce(scores, op="max"), -scale, op="multiply")
-    weights = ng.activation(scores, op="exp", scale=scale, bias=shift)
-    total = ng.activation(ng.tensor_reduce(weights, op="sum"), op="reciprocal")
-    return ng.tensor_scalar(ng.nc_matmul(ng.nc_transpose(weights), v), total)
-
-
-def _reference(q_t: np.ndarray, k_t: np.ndarray, v: np.ndarray) -> np.ndarray:
-    s = q_t.T.astype(np.float64) @ k_t / math.sqrt(q_t.shape[0])
-    p = np.exp(s - s.max(axis=1, keepdims=True))
-    return p / p.sum(axis=1, keepdims=True) @ v
 
 
 def _shapes(d: int, queries: int, keys: int) -> dict[str, tuple[int, int]]:
@@ -54,13 +39,13 @@ SIZES = [(128, 256, 1024), (64, 200, 300), (32, 130, 700)]
 @pytest.mark.parametrize("d,queries,keys", SIZES)
 @pytest.mark.parametrize("online", [False, True])
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_attention_kernels_equal_numpy(d: int, queries: int, keys: int, online: bool, dtype: str) -> None:
+def testattention_kernels_equal_numpy(d: int, queries: int, keys: int, online: bool, dtype: str) -> None:
     shapes = _shapes(d, queries, keys)
     storage = np.float32 if dtype == "float32" else ml_dtypes.bfloat16
     arrays = _inputs(shapes, storage)
-    want = _reference(*(a.astype(np.float64) for a in arrays))
+    want = attention_reference(*(a.astype(np.float64) for a in arrays))
     tolerance = 2e-5 if dtype == "float32" else 2e-2
-    program = ng.saturate(ng.tile(_attention, shapes, dtype=dtype, online=online))
+    program = ng.saturate(ng.tile(attention, shapes, dtype=dtype, online=online))
     for reorder in (False, True):
         out = ng.nki_sim.simulate(ng.emit(program, backend="nki", reorder=reorder), *arrays)
         assert _relative_error(out, want) < tolerance, (reorder, online)
@@ -68,7 +53,7 @@ def test_attention_kernels_equal_numpy(d: int, queries: int, keys: int, online: 
 
 def test_transposes_of_one_tile_share_a_psum_tile_and_one_copy() -> None:
     shapes = _shapes(128, 128, 1024)
-    program = ng.saturate(ng.tile(_attention, shapes, dtype="bfloat16"))
+    program = ng.saturate(ng.tile(attention, shapes, dtype="bfloat16"))
     text = ng.emit(program, backend="nki", roll_loops=False)
     transposes = re.findall(r"nisa\.nc_transpose\(dst=(\w+)\[0:128, (\d+):\d+\]", text)
     assert len(transposes) == 8  # 1024 keys: 8 blocks of 128
@@ -82,7 +67,7 @@ def test_transposes_of_one_tile_share_a_psum_tile_and_one_copy() -> None:
 
 def test_a_group_holds_at_most_a_psum_bank() -> None:
     shapes = _shapes(128, 128, 1024)
-    program = ng.saturate(ng.tile(_attention, shapes, dtype="bfloat16"))
+    program = ng.saturate(ng.tile(attention, shapes, dtype="bfloat16"))
     order = list(program.ids)
     transposes = [n for n in order if program[n].op.name == "nc_transpose"]
     by_bank = plan_fusions(program, order, lambda stmt: 256)  # two 128-row results per tile
@@ -94,7 +79,7 @@ def test_a_group_holds_at_most_a_psum_bank() -> None:
 
 def test_a_group_takes_blocks_of_several_tiles_written_before_it_runs() -> None:
     """Once a row's exponentials are both written, its eight transposes share one bank."""
-    program = ng.saturate(ng.tile(_attention, _shapes(128, 128, 1024), dtype="bfloat16"))
+    program = ng.saturate(ng.tile(attention, _shapes(128, 128, 1024), dtype="bfloat16"))
     transposes = [n for n in program.ids if program[n].op.name == "nc_transpose"]
     exps = [n for n in program.ids if program[n].op.name.startswith("activation")]
     after = set(transposes)  # statements with a transpose among their inputs, transitively
@@ -118,7 +103,7 @@ def test_the_pipelined_order_keeps_held_psum_within_its_room(priority: str) -> N
     """Two rows of 1024 keys: each row's scores take two banks and its P @ V one; with room
     for three banks the order never holds more, and frees an accumulator at its last read."""
     shapes = _shapes(128, 256, 1024)
-    program = ng.saturate(ng.tile(_attention, shapes, dtype="bfloat16"))
+    program = ng.saturate(ng.tile(attention, shapes, dtype="bfloat16"))
     held = {
         stmt.dst.var
         for stmt in program.statements
@@ -164,22 +149,22 @@ def test_the_ahead_policy_leaves_a_copy_to_the_engine_with_less_work_to_come() -
 
 
 def test_the_chain_priority_is_rejected_unless_known() -> None:
-    program = ng.saturate(ng.tile(_attention, _shapes(128, 128, 512), dtype="bfloat16"))
+    program = ng.saturate(ng.tile(attention, _shapes(128, 128, 512), dtype="bfloat16"))
     with pytest.raises(ValueError, match="unknown priority"):
         pipelined_order(program, TRN2_TIMING, lambda s: False, 16384, priority="fastest")
 
 
-def test_search_finds_an_attention_program_that_emits() -> None:
+def test_search_finds_anattention_program_that_emits() -> None:
     """The cost model counts PSUM tiles in whole banks, as the emitter does: the greedy
     search does not stop at a program whose row of score tiles needs more banks than PSUM has."""
     shapes = _shapes(128, 128, 2048)
-    program = ng.tile(_attention, shapes, dtype="bfloat16")
+    program = ng.tile(attention, shapes, dtype="bfloat16")
     assert not ng.estimate(program).feasible  # sixteen [128, 128] score tiles: sixteen banks
     best = ng.search(program, strategy="greedy", seed=0, confirm=False).best
     assert ng.estimate(best).feasible
     arrays = _inputs(shapes, ml_dtypes.bfloat16)
     out = ng.nki_sim.simulate(ng.emit(best, backend="nki", reorder=True), *arrays)
-    assert _relative_error(out, _reference(*(a.astype(np.float64) for a in arrays))) < 2e-2
+    assert _relative_error(out, attention_reference(*(a.astype(np.float64) for a in arrays))) < 2e-2
 
 
 @pytest.mark.parametrize("shape", [(4, 4), (128, 200), (200, 96)])

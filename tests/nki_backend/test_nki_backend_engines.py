@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from workload_functions import softmax
 
 import nkigym_graph as ng
 from nkigym_graph.nki_sim.timing.constants import TRN2_TIMING
@@ -51,14 +52,8 @@ def test_the_thrifty_policy_sends_two_input_work_where_it_is_cheap() -> None:
     assert thrifty.choose([VECTOR, GPSIMD], 4096, 2, [], 21) == GPSIMD  # 30% less engine time
 
 
-def _softmax(x):  # type: ignore[no-untyped-def]
-    m = ng.tensor_reduce(x, op="max")
-    e = ng.activation(x, op="exp", bias=ng.tensor_scalar(m, -1.0, op="multiply"))
-    return ng.tensor_scalar(e, ng.activation(ng.tensor_reduce(e, op="sum"), op="reciprocal"))
-
-
 def test_softmax_rows_spread_their_scaling_over_the_engines_and_equal_numpy() -> None:
-    program = ng.saturate(ng.tile(_softmax, {"x": (512, 2048)}))
+    program = ng.saturate(ng.tile(softmax, {"x": (512, 2048)}))
     assert "engine=" not in ng.emit(program, backend="nki")  # by default: the default engines
     text = ng.emit(program, backend="nki", roll_loops=False, reorder=True)
     scalings = [line for line in text.splitlines() if "op0=nl.multiply, operand0=tensor_" in line]

@@ -9,6 +9,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from workload_functions import softmax
 
 import nkigym_graph as ng
 from nkigym_graph.cost import estimate
@@ -157,18 +158,12 @@ def test_greedy_and_beam_back_off_to_the_part_of_a_batch_that_fits() -> None:
         _numpy_check(result.best)
 
 
-def _softmax(x):  # type: ignore[no-untyped-def]
-    row_max = ng.tensor_reduce(x, op="max")
-    exp = ng.activation(x, op="exp", bias=ng.tensor_scalar(row_max, -1.0, op="multiply"))
-    return ng.tensor_scalar(exp, ng.activation(ng.tensor_reduce(exp, op="sum"), op="reciprocal"))
-
-
 @pytest.mark.parametrize("strategy", ["greedy", "beam"])
 def test_search_walks_to_the_joint_fixpoint_when_no_single_transform_pays(strategy: str) -> None:
     # a softmax over 2048-column rows: merging the reductions along the row pays only
     # with the element-wise tail merged to match, which no single transform's batch or
     # fixpoint does; the search then walks to the fixpoint of all transforms together
-    root = ng.tile(_softmax, {"x": (256, 2048)})
+    root = ng.tile(softmax, {"x": (256, 2048)})
     saturated = ng.saturate(root)
     result = search(root, strategy=strategy)
     assert result.cost.rank <= estimate(saturated).rank
