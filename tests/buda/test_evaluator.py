@@ -7,6 +7,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from buda.builders import queue
 
 from nkigym_graph.buda import (
     NetlistError,
@@ -34,15 +35,9 @@ def _queue(
     t: int,
     mb: tuple[int, int],
     ub: tuple[int, int],
-    channel: int,
+    slot: int,
 ) -> str:
-    cores = grid[0] * grid[1]
-    dram = ", ".join(f"[{channel}, {0x10000000 + k * 0x1000000:#x}]" for k in range(cores))
-    return (
-        f"  {name}: {{type: queue, input: {source}, entries: 1, grid_size: [{grid[0]}, {grid[1]}], t: {t}, "
-        f"mblock: [{mb[0]}, {mb[1]}], ublock: [{ub[0]}, {ub[1]}], df: Float32, target_device: 0, "
-        f"loc: dram, dram: [{dram}]}}\n"
-    )
+    return queue(name, source, slot, grid=grid, t=t, mblock=mb, ublock=ub)
 
 
 def _op(
