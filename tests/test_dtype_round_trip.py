@@ -104,6 +104,23 @@ def test_a_fragment_header_lists_its_inputs() -> None:
         loads_program(text.replace("params=a:128x128:bfloat16", "params=", 1))
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float8_e4m3"])
+def test_a_fragment_file_keeps_its_outputs_dtypes(tmp_path, dtype: str) -> None:
+    """A fragment's header listed only its inputs, so its outputs came back float32."""
+    fragment = nkigym.parse_fragment(
+        "t = a[0:128, 0:128]\nu = nkigym.activation(t, op='exp')\nout[0:128, 0:128] = u\n",
+        dtype={"a": "bf16", "out": dtype},
+    )
+    assert [(o.name, o.dtype) for o in fragment.outputs] == [("out", dtype)]
+    path = write_program(fragment, tmp_path / "f.nkg")
+    back = read_program(path)
+    assert [(o.name, o.shape, o.dtype) for o in back.outputs] == [("out", (128, 128), dtype)]
+    assert f"params=a:128x128:bfloat16,out:128x128:{dtype} fragment=1" in path.read_text().splitlines()[0]
+    assert back == fragment
+    old = dumps_program(fragment).replace(f",out:128x128:{dtype}", "", 1)  # a file written before
+    assert [(o.name, o.dtype) for o in loads_program(old).outputs] == [("out", "float32")]
+
+
 def test_mixed_parameter_dtypes_round_trip_through_files(tmp_path) -> None:
     text = dumps_program(nkigym.tile(matmul, {"a": (128, 128), "b": (128, 256)}))
     mixed = text.replace("b:128x256:float32", "b:128x256:bfloat16", 1)

@@ -95,8 +95,10 @@ def check_netlist(
     ``arch`` (``grayskull``, ``wormhole``, ``wormhole_b0``, ``blackhole`` or a Tenstorrent
     :class:`~nkigym_graph.ir.targets.Target`) defaults to every architecture listed in the
     netlist's ``devices.arch`` (``wormhole_b0`` when none is listed): a netlist that claims
-    several architectures must pass on each. A name there that is no architecture is the
-    ``devices.arch`` violation (the rules then check the others, or ``wormhole_b0``).
+    several architectures must pass on each. A name there that is no architecture, or an
+    ``arch`` of ``null`` or ``[]``, is the ``devices.arch`` violation (the rules then check
+    the others, or ``wormhole_b0``); a ``devices`` field other than ``arch`` is
+    ``devices.fields``.
     Violations are returned once each, in rule order per architecture. ``ignore`` names
     rules (ids or aliases) not to run. Raises :class:`NetlistError` if the netlist cannot be
     read or breaks ``limits`` (see :mod:`nkigym_graph.buda.limits`), and for an unknown

@@ -6,11 +6,18 @@ commands losslessly::
     def tiled_matmul(a, b):
         ...
 
+A fragment's header (``fragment=1``) lists its outputs after its inputs in ``params``, the
+same way, so an output's dtype (a bf16 or fp8 result) survives the round trip::
+
+    # nkigym-graph program: target=trn2 params=a:128x128:bfloat16,out:128x128:bfloat16 fragment=1
+
 The header is read strictly: an unknown or repeated field, or words that are no field,
 are a ``ParseError`` on line 1, and so is a ``params`` field that leaves out one of the
 program's parameters or names one it does not have (it lists every parameter, as
-``name:shape:dtype``; leaving the field out lists none). A file without the header parses
-with inferred shapes, float32 parameters and the default target.
+``name:shape:dtype``; leaving the field out lists none). A fragment's output the header
+leaves out (a file written before outputs were listed) has an inferred shape and float32.
+A file without the header parses with inferred shapes, float32 parameters and the default
+target.
 """
 
 from __future__ import annotations
@@ -32,8 +39,10 @@ _FIELD = re.compile(r"(\w+)=(\S*)")
 
 
 def program_header(program: Program) -> str:
-    """The header line for ``program``."""
-    params = ",".join(f"{p.name}:{'x'.join(map(str, p.shape))}:{p.dtype}" for p in program.params)
+    """The header line for ``program``: every parameter, and a fragment's outputs after
+    them (they carry the outputs' shapes and dtypes, which the text does not)."""
+    listed = (*program.params, *program.outputs) if program.fragment else program.params
+    params = ",".join(f"{p.name}:{'x'.join(map(str, p.shape))}:{p.dtype}" for p in listed)
     kind = " fragment=1" if program.fragment else ""
     return f"{HEADER} target={program.target.name} params={params}{kind}"
 

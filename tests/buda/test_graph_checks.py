@@ -199,6 +199,34 @@ def test_an_unknown_devices_arch_is_an_error_naming_it(devices: str, unknown: st
     )
 
 
+@pytest.mark.parametrize("arch", [None, "grayskull"])
+@pytest.mark.parametrize(("devices", "shown"), [("null", "null"), ("~", "null"), ("[]", "[]")])
+def test_an_arch_naming_no_architecture_is_an_error(devices: str, shown: str, arch: str | None) -> None:
+    """The backend reads a null arch as the name "null" and refuses it, and refuses an empty
+    list (the run's ARCH_NAME is never among its names); the checker used to fall back to
+    wormhole_b0 and pass it."""
+    text = EXP.replace("devices: {arch: wormhole_b0}", f"devices: {{arch: {devices}}}")
+    found = [(v.rule, v.severity, v.message) for v in check_netlist(text, arch, min_severity="info")]
+    known = "grayskull, wormhole, wormhole_b0, blackhole"
+    message = f"devices.arch: arch is {shown}, which names no architecture; known: {known}"
+    assert found == [("devices.arch", "error", message)]
+
+
+@pytest.mark.parametrize("arch", [None, "grayskull"])
+def test_a_devices_field_other_than_arch_is_an_error_naming_it(arch: str | None) -> None:
+    """The backend's parser refuses every devices field but arch ("Field ... is not supported
+    for tt_device_info settings"); the checker used to pass them silently."""
+    text = EXP.replace("devices: {arch: wormhole_b0}", "devices: {arch: wormhole_b0, chips: 2, harvest: 1}")
+    found = [(v.rule, v.severity, v.message) for v in check_netlist(text, arch, min_severity="info")]
+    refused = "is not supported (the backend reads only arch)"
+    assert found == [
+        ("devices.fields", "error", f"devices: field '{field}' {refused}") for field in ("chips", "harvest")
+    ]
+    listed = EXP.replace("devices: {arch: wormhole_b0}", "devices: [arch, wormhole_b0]")
+    (violation,) = check_netlist(listed, arch)
+    assert violation.message == "devices must be a map with the field arch, got a list"
+
+
 def test_the_pre_b0_wormhole_is_a_known_architecture() -> None:
     """``wormhole`` is the backend's ``ARCH::WORMHOLE`` (its parser reads it), checked with
     the Wormhole B0 facts."""

@@ -882,6 +882,11 @@ CASES = [
         fused_netlist([[dc("a", "input0", "output")]], arch="[wormhole_b0, wormhole]"),
     ),
     (
+        "devices.fields",
+        fused_netlist([[dc("a", "input0", "output")]], arch="wormhole_b0\n  chips: 2"),
+        fused_netlist([[dc("a", "input0", "output")]], arch="wormhole_b0"),
+    ),
+    (
         "limits.intermediates",
         fused_netlist([[dc("a", "input0", "output")]], intermediates=9),
         fused_netlist([[dc("a", "input0", "output")]], intermediates=8),

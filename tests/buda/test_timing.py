@@ -14,7 +14,8 @@ from __future__ import annotations
 import pytest
 
 from nkigym_graph.buda import check_netlist, load_netlist
-from nkigym_graph.buda.timing import arch_constants, price_netlist, table
+from nkigym_graph.buda.optypes import MATH_FIDELITIES
+from nkigym_graph.buda.timing import FIDELITY_PHASES, arch_constants, price_netlist, table
 from nkigym_graph.ir.targets import GRAYSKULL, WORMHOLE_B0
 
 TILE = 2080  # Float16_b tile with its header
@@ -101,12 +102,28 @@ def test_dram_traffic_is_bounded_by_the_busiest_channel() -> None:
     assert apart.dram_seconds == pytest.approx(2 * TILE / per_channel)
 
 
-@pytest.mark.parametrize(("fidelity", "passes"), [("LoFi", 1), ("HiFi2", 2), ("HiFi3", 3), ("HiFi4", 4)])
+@pytest.mark.parametrize(
+    ("fidelity", "passes"),
+    [("LoFi", 1), ("HiFi2", 2), ("HiFi3", 3), ("HiFi4", 4), ("HiFi2_A", 2), ("HiFi2_B", 2)],
+)
 def test_math_fidelity_sets_the_passes_through_the_multiplier(fidelity: str, passes: int) -> None:
     priced = price_netlist(load_netlist(matmul_netlist(fidelity)), WORMHOLE_B0)
     assert priced.ops[0].engines.math == 2 * 16 * passes
     rows, cols = WORMHOLE_B0.facts["grid"]
     assert priced.peak_flops == pytest.approx(rows * cols * 2048 * 2 * 1e9 / passes)
+
+
+def test_every_fidelity_the_checker_accepts_has_its_phases_and_a_source() -> None:
+    """HiFi2_A and HiFi2_B (two-phase HiFi2 variants in tt-budabackend's MathFidelity) were
+    missing from the table, so they were priced as four HiFi4 passes."""
+    unpriced = [name for name in MATH_FIDELITIES if name not in FIDELITY_PHASES]
+    assert unpriced == [], f"fidelities priced as HiFi4 by default: {unpriced}"
+    lines = [line.split() for line in table().splitlines() if " fidelity " in line]
+    sources = {words[2]: words[4] for words in lines}
+    assert sources == dict.fromkeys(("LoFi", "HiFi2", "HiFi3", "HiFi4"), "[DF]") | {
+        "HiFi2_A": "[BBF]",
+        "HiFi2_B": "[BBF]",
+    }
 
 
 def test_buffers_that_do_not_fit_in_l1_make_the_netlist_infeasible() -> None:

@@ -173,8 +173,11 @@ ENFORCEMENT: Mapping[str, Enforcement] = MappingProxyType({
     "limits.dest_ublock": _e("error", "asserted (\"can't fit into dest\") for ops and sub-ops",
                              f"{PARSER}: verify_ublock_fits_into_dest"),
     "devices.arch": _e("error", "the parser refuses an architecture it does not know (\"... is not "
-                       "recognized as tt::ARCH\")",
+                       "recognized as tt::ARCH\"; a null arch is read as the name \"null\"), and an "
+                       "empty list (\"Command line ARCH_NAME specifies an arch that is not listed\")",
                        f"{PARSER}: parse_devices; netlist/tt_backend_api_types.cpp: get_arch_from_string"),
+    "devices.fields": _e("error", "the parser refuses any devices field but arch (\"Field {} is not "
+                         "supported for tt_device_info settings\")", f"{PARSER}: parse_devices"),
     "graph.programs": _e("error", "the parser refuses empty programs", PARSER),
     "graph.unknown_fused_op": _e("error", "fused_ops lookup throws", f"{PARSER}: derive_complex_settings"),
     "graph.fused_op_inputs": _e("error", "asserted: the graph op has the fused op's input count",

@@ -19,6 +19,12 @@ Sources (public):
 - [BB] tt-budabackend ``netlist/netlist_parser.cpp`` (dest holds 8 tiles of 16-bit or 4 of
   32-bit data per half) and ``src/net2pipe`` (matmul inputs multicast along rows and
   columns of cores).
+- [BBF] tt-budabackend ``netlist/tt_backend_api_types.hpp``: ``MathFidelity`` ``HiFi2_A = 2``
+  (the value of ``HiFi2``) and ``HiFi2_B = 10`` (the low three bits are the phase count, 2;
+  bit 3 makes the fidelity counter step by 2, as the LLK's ``cmath_common.h`` decodes it:
+  ``get_math_num_fidelity_phases``, ``get_math_fidelity_increment``): both are two-phase
+  HiFi2 variants. ``perf_lib/op_model/unit_tests/test_op_model.cpp``
+  (``MatmulOpFidelityCycles``) expects equal matmul cycles for the two, between LoFi and HiFi3.
 
 Derived figures say how they were derived; ``ESTIMATE`` marks a figure no public document
 gives directly (the unpacker, packer, SFPU and NOC rates, the per-ublock handshake and the
@@ -35,9 +41,18 @@ from types import MappingProxyType
 ESTIMATE = "estimate"
 """Source tag of a figure no public document gives directly."""
 
-FIDELITY_PHASES: Mapping[str, int] = MappingProxyType({"LoFi": 1, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4})
-"""Passes through the multiplier per math fidelity [DF]. Matmul and multiply run once per
-pass; the other FPU ops (add, subtract, copies, max reduce) once."""
+FIDELITY_PHASES: Mapping[str, int] = MappingProxyType(
+    {"LoFi": 1, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4, "HiFi2_A": 2, "HiFi2_B": 2}
+)
+"""Passes through the multiplier per math fidelity ([DF]; ``HiFi2_A`` and ``HiFi2_B``
+[BBF]). Matmul and multiply run once per pass; the other FPU ops (add, subtract, copies,
+max reduce) once."""
+
+FIDELITY_SOURCES: Mapping[str, str] = MappingProxyType({
+    "HiFi2_A": "[BBF] MathFidelity::HiFi2_A == HiFi2: two phases",
+    "HiFi2_B": "[BBF] MathFidelity::HiFi2_B = 10: two phases, fidelity step 2",
+})  # fmt: skip
+"""The source of a fidelity's phase count where it is not [DF]."""
 
 TILE_MACS = 32 * 32 * 32
 """Multiply-accumulates of one 32x32 by 32x32 tile product."""
@@ -147,6 +162,7 @@ def table() -> str:
         f"{'(all)':<12} sfpu {op:<25} {cycles:<12} {ESTIMATE}" for op, cycles in SFPU_CYCLES_PER_TILE.items()
     )
     lines.extend(
-        f"{'(all)':<12} fidelity {name:<21} {phases:<12} [DF]" for name, phases in FIDELITY_PHASES.items()
+        f"{'(all)':<12} fidelity {name:<21} {phases:<12} {FIDELITY_SOURCES.get(name, '[DF]')}"
+        for name, phases in FIDELITY_PHASES.items()
     )
     return "\n".join(lines)
