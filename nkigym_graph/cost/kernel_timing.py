@@ -6,9 +6,12 @@ kernel runs for each step and which buffer every tile sits in. That is all the p
 the memory regions each instruction touches. So the plan is priced by building the same
 instruction stream the NKI backend emits for it -- one event per step, with the regions
 of its buffers -- and scheduling it with the profile's own scheduler and constants
-(``nkigym_graph.nki_sim.timing``). The figures are *modeled*: no numbers are computed,
-and they agree with the profile of the emitted kernel as long as the backend emits the
-plan (``benchmarks/agreement.py`` checks it).
+(``nkigym_graph.nki_sim.timing``). The figures are *modeled*: no numbers are computed.
+A backend may emit more than the plan says (the NKI backend spreads ``[1, F]`` rows over
+the partitions and gives flexible instructions to other engines), so a cost model that
+knows the backend passes ``scheduled_report`` the backend's timing of the kernel it
+emits for the plan (the trn2 model does: ``nkigym_graph_plugins.nki_backend.timing``);
+:func:`kernel_profile` is the plan's own instructions on their default engines.
 
 Per op (its ``engine``): ``load``/``store`` are hardware-DGE DMA transfers (bytes on the
 HBM side, runs of contiguous HBM bytes for the size cliff); ``nc_matmul`` a Tensor Engine
@@ -201,16 +204,27 @@ def _per_partition(slices: Slices) -> int:
     return math.prod(hi - lo for lo, hi in slices[1:]) if len(slices) > 1 else 1
 
 
-def scheduled_report(program: Program, model: str, unscheduled: Callable[[], CostReport]) -> CostReport:
-    """The cost report of a scheduled ``program``: its plan's kernel timed as above. A
-    plan whose buffers overflow on-chip memory is timed and marked infeasible; a schedule
-    that cannot run at all is infeasible, priced as ``unscheduled()``, with the reason."""
+PlanTiming = Callable[[KernelPlan], Profile]
+"""A plan -> the profile of its kernel (:func:`kernel_profile`, or a backend's timing of
+the kernel it emits for the plan)."""
+
+
+def scheduled_report(
+    program: Program,
+    model: str,
+    unscheduled: Callable[[], CostReport],
+    timing: PlanTiming = kernel_profile,
+) -> CostReport:
+    """The cost report of a scheduled ``program``: its plan's kernel timed by ``timing``
+    (by default as above). A plan whose buffers overflow on-chip memory is timed and
+    marked infeasible; a schedule that cannot run at all is infeasible, priced as
+    ``unscheduled()``, with the reason."""
     try:
         plan = kernel_plan(program, overflowing=True)
     except ScheduleError as err:
         base = unscheduled()
         return replace(base, model=model, feasible=False, reason=f"schedule: {err}")
-    profile = memo(program, "kernel_profile", lambda _: kernel_profile(plan))
+    profile = memo(program, ("kernel_profile", timing), lambda _: timing(plan))
     target = program.target
     busy = {_REPORT_ENGINE[engine]: ns * 1e-9 for engine, ns in profile.busy_ns.items() if ns > 0}
     peak = profile.peak_tflops * 1e12

@@ -28,6 +28,11 @@ Per statement (the tables below, keyed by op name or engine):
   dtype (a ``[P, 1]`` statistic fp32), so a bf16 MLP's second matmul, whose stationary
   operand is the activation of the first's result, streams at the bf16 rate.
 
+A scheduled program (``program.with_schedule``) is priced by the kernel the NKI backend
+emits for its kernel plan, engine choices included, timed on the profile's engine model
+without running it (``nki_backend.timing.planned_profile``): its modeled figure is that
+kernel's profile. What follows is how an unscheduled program is priced.
+
 Engines overlap: statements are list-scheduled in program order onto per-engine
 queues, respecting the DAG (``nkigym_graph.cost.schedule``); the modeled time is the
 critical path. Feasibility: the peak live SBUF and PSUM bytes per partition over the

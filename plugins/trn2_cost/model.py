@@ -11,10 +11,14 @@ from typing import Any
 import numpy as np
 
 from nkigym_graph.cost import CostReport, Task
-from nkigym_graph.cost.kernel_timing import scheduled_report
+from nkigym_graph.cost.kernel_timing import kernel_profile, scheduled_report
 from nkigym_graph.cost.schedule import node_schedule
 from nkigym_graph.ir.program import Program
 from nkigym_graph.ir.variables import INTERMEDIATE
+from nkigym_graph.nki_sim.timing.result import Profile
+from nkigym_graph.scheduling.plan import KernelPlan
+from nkigym_graph_plugins.nki_backend.errors import NkiEmitError
+from nkigym_graph_plugins.nki_backend.timing import planned_profile
 
 from .lifetimes import (
     Placement,
@@ -36,6 +40,17 @@ ANCESTORS = 2
 one above them (a derived estimate costs a fraction of a full one)."""
 
 
+def emitted_timing(plan: KernelPlan) -> Profile:
+    """The profile of the kernel the NKI backend emits for ``plan`` (its engine policy
+    included, ``nki_backend.timing``), so a scheduled program's modeled figure is the
+    profile of its kernel; where the backend cannot emit the plan, the plan's own
+    instructions timed on the default engines (``cost.kernel_timing``)."""
+    try:
+        return planned_profile(plan)
+    except NkiEmitError:
+        return kernel_profile(plan)
+
+
 class Trn2CostModel:
     """The analytic Trainium2 cost model (see the module docstring: a program derived
     from one it estimated is estimated from the parent's ``Run``)."""
@@ -50,7 +65,8 @@ class Trn2CostModel:
 
     def estimate(self, program: Program) -> CostReport:
         if program.schedule is not None:
-            return scheduled_report(program, self.name, lambda: self.estimate(program.with_schedule(None)))
+            unscheduled = program.with_schedule(None)
+            return scheduled_report(program, self.name, lambda: self.estimate(unscheduled), emitted_timing)
         with self._lock:
             run = self._runs.get(program)
             if run is None:
