@@ -32,17 +32,6 @@ TILE = 32
 _OPERAND = re.compile(r"^(input|intermed)(\d+)$")
 
 
-def tensor_shape(t: int, grid_size: tuple[int, int], dims: Dims) -> tuple[int, int, int]:
-    """``(t, rows, cols)`` in elements of a tensor laid out as ``grid x mblock x ublock`` tiles."""
-    t, rows, cols = tile_shape(t, grid_size, dims)
-    return (t, rows * TILE, cols * TILE)
-
-
-def tile_shape(t: int, grid_size: tuple[int, int], dims: Dims) -> tuple[int, int, int]:
-    """``(t, rows, cols)``, rows and columns in tiles, of a ``grid x mblock x ublock`` tensor."""
-    return (t, grid_size[0] * dims.rows, grid_size[1] * dims.cols)
-
-
 def inner_dims(attributes: Mapping[Any, Any]) -> tuple[int, int] | None:
     """A matmul's or reduce's ``(m_k, u_kt)``, or None when either is missing (the loaders
     have checked that given ones are integers)."""
@@ -84,6 +73,25 @@ def operand_kind(name: str) -> tuple[str, int]:
     if match:
         return match.group(1), int(match.group(2))
     return "unknown", 0
+
+
+class LaidOut:
+    """A tensor laid out as ``t x grid x mblock x ublock`` tiles (a queue, an op's output)."""
+
+    t: int
+    grid_size: tuple[int, int]
+    dims: Dims
+
+    @property
+    def tiles(self) -> tuple[int, int, int]:
+        """Tensor shape ``(t, rows, cols)``, rows and columns in tiles."""
+        return (self.t, self.grid_size[0] * self.dims.rows, self.grid_size[1] * self.dims.cols)
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """Tensor shape ``(t, rows, cols)`` in elements."""
+        t, rows, cols = self.tiles
+        return (t, rows * TILE, cols * TILE)
 
 
 @dataclass(frozen=True, eq=False)
@@ -229,7 +237,7 @@ def parse_fused_op(fused_id: Any, spec: Any, where: Where) -> FusedOp:
 
 
 @dataclass(frozen=True, eq=False)
-class Queue:
+class Queue(LaidOut):
     """A ``queues`` entry (a DRAM/host queue or ram)."""
 
     name: str
@@ -247,16 +255,6 @@ class Queue:
     input_tms: tuple[Tm, ...]
     spec: Mapping[Any, Any] = field(repr=False)
     line: int = 0
-
-    @property
-    def shape(self) -> tuple[int, int, int]:
-        """Tensor shape ``(t, rows, cols)`` in elements."""
-        return tensor_shape(self.t, self.grid_size, self.dims)
-
-    @property
-    def tiles(self) -> tuple[int, int, int]:
-        """Tensor shape ``(t, rows, cols)``, rows and columns in tiles."""
-        return tile_shape(self.t, self.grid_size, self.dims)
 
     @property
     def is_host_input(self) -> bool:
@@ -315,7 +313,7 @@ def parse_queue(name: Any, spec: Any, where: Where) -> Queue:
 
 
 @dataclass(frozen=True, eq=False)
-class NetlistOp:
+class NetlistOp(LaidOut):
     """A graph op (``type`` matmul, add, fused_op, ...)."""
 
     name: str
@@ -338,16 +336,6 @@ class NetlistOp:
     tile_dim: tuple[int, int] | None
     spec: Mapping[Any, Any] = field(repr=False)
     line: int = 0
-
-    @property
-    def shape(self) -> tuple[int, int, int]:
-        """Output tensor shape ``(t, rows, cols)`` in elements."""
-        return tensor_shape(self.t, self.grid_size, self.dims)
-
-    @property
-    def tiles(self) -> tuple[int, int, int]:
-        """Output tensor shape ``(t, rows, cols)``, rows and columns in tiles."""
-        return tile_shape(self.t, self.grid_size, self.dims)
 
     @property
     def inner(self) -> tuple[int, int] | None:

@@ -22,7 +22,18 @@ from collections.abc import Mapping
 from nkigym_graph.nki_sim.buffers import PSUM, SBUF, SHARED_HBM
 from nkigym_graph.nki_sim.memory import AllocRecord
 from nkigym_graph.nki_sim.timing.constants import timing_constants
-from nkigym_graph.nki_sim.timing.recorder import DMA, GPSIMD, PE, SCALAR, VECTOR, Box, Event
+from nkigym_graph.nki_sim.timing.recorder import (
+    DMA,
+    DMA_CALLS,
+    GPSIMD,
+    GPSIMD_CALLS,
+    PE,
+    SCALAR,
+    SCALAR_CALLS,
+    VECTOR,
+    Box,
+    Event,
+)
 from nkigym_graph.nki_sim.timing.result import Profile, build_profile
 from nkigym_graph.nki_sim.timing.schedule import schedule
 from nkigym_graph.scheduling.allocate import working_dtype
@@ -42,9 +53,6 @@ ENGINE_ARGUMENT = {
     "nisa.engine.gpsimd": GPSIMD,
 }
 """An instruction's ``engine=`` argument -> the profile's engine track."""
-SCALAR_CALLS = frozenset({"nisa.activation", "nisa.activation_reduce"})
-GPSIMD_CALLS = frozenset({"nisa.iota", "nisa.affine_select"})
-DMA_CALLS = frozenset({"nisa.dma_copy", "nisa.dma_transpose"})
 
 
 class _Buffers:
@@ -198,7 +206,7 @@ def _classify(
 def _dma(event: Event, written: list[Ref], touched: list[Ref], buffers: _Buffers) -> None:
     on_chip = [not isinstance(ref.base, Hbm) for ref in touched]
     event.engine = DMA
-    event.hwdge = True
+    event.hwdge = DMA_CALLS[event.name]
     event.to_hbm = not all(on_chip[: len(written)])
     side_at = next((i for i, chip in enumerate(on_chip) if chip), None)
     side = touched[side_at] if side_at is not None else written[0]

@@ -110,9 +110,12 @@ _PARAMETERS: dict[Callable[..., Any], list[str]] = {}
 """Parameter names of each instruction's implementation (binds arguments by name)."""
 
 _PE_CALLS = {"nisa.nc_matmul", "nl.matmul", "nl.transpose"}
-_DMA_CALLS = {"nisa.dma_copy": True, "nisa.dma_transpose": True, "nl.load": False, "nl.store": False}
-_SCALAR_CALLS = {"nisa.activation", "nisa.activation_reduce"}
-_GPSIMD_CALLS = {"nisa.iota", "nisa.affine_select"}
+DMA_CALLS = {"nisa.dma_copy": True, "nisa.dma_transpose": True, "nl.load": False, "nl.store": False}
+"""DMA transfers, and whether each runs on a hardware DGE queue."""
+SCALAR_CALLS = frozenset({"nisa.activation", "nisa.activation_reduce"})
+"""Calls the Scalar Engine runs unless given another engine."""
+GPSIMD_CALLS = frozenset({"nisa.iota", "nisa.affine_select"})
+"""Calls the GpSimd Engine runs unless given another engine."""
 _FILLS = {"nl.zeros", "nl.zeros_like", "nl.full", "nl.ones"}
 _HBM_FILLS = {"tensor assignment", *_FILLS}
 """Calls that are DMA transfers when they touch HBM."""
@@ -217,8 +220,8 @@ class Recorder:
         touched = written + read
         owners = self._owners
         on_chip = [owners[id(t.storage)].on_chip for t in touched]
-        if name in _DMA_CALLS or (not all(on_chip) and name in _HBM_FILLS):
-            self._dma(event, written, touched, on_chip, hwdge=_DMA_CALLS.get(name, False))
+        if name in DMA_CALLS or (not all(on_chip) and name in _HBM_FILLS):
+            self._dma(event, written, touched, on_chip, hwdge=DMA_CALLS.get(name, False))
             return
         event.elements = max(_per_partition(t) for t in touched)
         # a [P, 1] operand (tensor_scalar's operand, activation's bias or scale) is one
@@ -244,9 +247,9 @@ class Recorder:
         chosen = _engine_arg(bound)
         if chosen is not None and chosen != PE:
             event.engine = chosen
-        elif name in _SCALAR_CALLS:
+        elif name in SCALAR_CALLS:
             event.engine = SCALAR
-        elif name in _GPSIMD_CALLS:
+        elif name in GPSIMD_CALLS:
             event.engine = GPSIMD
         elif (
             name.startswith("nl.")
